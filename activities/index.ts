@@ -1,0 +1,14 @@
+import type { ActivityDeps } from './deps';
+import { createAccountEmailActivities } from './accountEmailActivities';
+import { createCleanupActivities } from './cleanupActivities';
+import { createContactJobActivities } from './contactJobActivities';
+
+/** Every activity the worker registers, bound to the worker's services. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createAccountEmailActivities(deps),
+    ...createCleanupActivities(deps),
+    ...createContactJobActivities(deps),
+  };
+}
+export type { ActivityDeps };

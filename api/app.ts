@@ -1,0 +1,62 @@
+import Koa from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { ApiDeps, AppState } from './state';
+import { requestId } from './middleware/requestId';
+import { requestLog } from './middleware/requestLog';
+import { errorHandler } from './middleware/errorHandler';
+import { healthRoutes } from './routes/healthRoutes';
+import { configRoutes } from './routes/configRoutes';
+import { authRoutes } from './routes/authRoutes';
+import { userRoutes } from './routes/userRoutes';
+import { projectRoutes } from './routes/projectRoutes';
+import { outboxRoutes } from './routes/outboxRoutes';
+import { contactRoutes } from './routes/contactRoutes';
+import { contactJobRoutes } from './routes/contactJobRoutes';
+import { trackRoutes } from './routes/trackRoutes';
+import { eventRoutes } from './routes/eventRoutes';
+
+/** JSON bodies above this are refused with 413 (routes that take bigger bodies parse their own). */
+export const JSON_BODY_LIMIT = '1mb';
+
+export function createApp(deps: ApiDeps): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.proxy = true;
+  app.silent = true;
+
+  app.use(requestId());
+  app.use(requestLog(deps.logger));
+  app.use(errorHandler(deps.logger));
+  app.use(
+    koaBody({
+      json: true,
+      jsonLimit: JSON_BODY_LIMIT,
+      jsonStrict: true,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    }),
+  );
+  app.use(async (ctx, next) => {
+    ctx.state.em = deps.orm.em.fork();
+    await next();
+  });
+
+  for (const router of [
+    healthRoutes(deps),
+    configRoutes(deps),
+    authRoutes(deps),
+    userRoutes(deps),
+    projectRoutes(deps),
+    outboxRoutes(deps),
+    trackRoutes(deps),
+    eventRoutes(deps),
+    // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
+    contactJobRoutes(deps),
+    contactRoutes(deps),
+  ]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true }));
+  }
+  return app;
+}

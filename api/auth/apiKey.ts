@@ -1,0 +1,57 @@
+import type { Middleware } from 'koa';
+import type { Config } from '../../lib/config';
+import type { AppState } from '../state';
+import { ApiError, invalidApiKey, unauthorized } from '../http/errors';
+import { projectRepository } from '../../db/repositories/projectRepository';
+import { memberRepository } from '../../db/repositories/memberRepository';
+import { sessionUser } from './session';
+import { isUuid } from '../http/validation';
+
+export type KeyKind = 'secret' | 'public';
+
+const wrongKindMessage: Record<KeyKind, string> = {
+  secret: 'This endpoint requires a secret key (sk_*), not a public key',
+  public: 'This endpoint requires a public key (pk_*), not a secret key',
+};
+
+/**
+ * Resolves the request's project from its key (the specification's Authentication section):
+ * `Authorization: Bearer pk_…|sk_…`, or a dashboard session plus `X-Project-Id` naming a
+ * project the user belongs to.
+ */
+export function requireKey(kind: KeyKind, config: Config): Middleware<AppState> {
+  return async (ctx, next) => {
+    const header = ctx.get('Authorization');
+    if (!header) {
+      const projectId = ctx.get('X-Project-Id');
+      const user = projectId ? await sessionUser(ctx, config) : null;
+      if (!user) throw unauthorized(`Missing API key: send "Authorization: Bearer <${kind} key>"`);
+      const membership = isUuid(projectId) ? await memberRepository.find(ctx.state.em, projectId, user.id) : null;
+      const project = membership ? await projectRepository.findById(ctx.state.em, projectId) : null;
+      if (!project) throw unauthorized('X-Project-Id does not name a project you belong to');
+      ctx.state.user = user;
+      ctx.state.keyKind = 'session';
+      return withProject(project, ctx, next);
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <API key>"');
+    const key = match[1];
+    const given: KeyKind | undefined = key.startsWith('sk_') ? 'secret' : key.startsWith('pk_') ? 'public' : undefined;
+    if (!given) throw invalidApiKey('Invalid API key: keys start with pk_ or sk_');
+    if (given !== kind) throw invalidApiKey(wrongKindMessage[kind]);
+    if (key.length > 200) throw invalidApiKey();
+    const project =
+      given === 'secret'
+        ? await projectRepository.findBySecretKey(ctx.state.em, key)
+        : await projectRepository.findByPublicKey(ctx.state.em, key);
+    if (!project) throw invalidApiKey();
+    ctx.state.keyKind = given;
+    return withProject(project, ctx, next);
+  };
+}
+
+async function withProject(project: NonNullable<AppState['project']>, ctx: Parameters<Middleware<AppState>>[0], next: () => Promise<unknown>) {
+  if (project.disabled) throw new ApiError(403, 'PROJECT_DISABLED', 'This project is disabled');
+  ctx.state.project = project;
+  await next();
+}

@@ -1,0 +1,36 @@
+/** The API process: serves HTTP until SIGINT/SIGTERM, then drains in-flight requests and exits. */
+import { loadConfig } from '../lib/config';
+import { createLogger } from '../lib/logger';
+import { startApiServer } from './server';
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, name: 'api' });
+  const api = await startApiServer(config, logger);
+  logger.info({ port: api.port, publicUrl: config.publicUrl }, 'api listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api shutting down: draining in-flight requests');
+    api
+      .close()
+      .then(() => {
+        logger.info('api stopped');
+        process.exit(0);
+      })
+      .catch((err) => {
+        logger.error({ err }, 'api shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error(JSON.stringify({ level: 'fatal', msg: 'api crashed', error: String(err?.stack ?? err) }));
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from '../../lib/logger';
+import { ApiError, invalidJson, payloadTooLarge, badRequest } from '../http/errors';
+
+function envelope(ctx: Context, err: ApiError) {
+  return {
+    success: false,
+    error: {
+      code: err.code,
+      message: err.message,
+      statusCode: err.status,
+      requestId: ctx.state.requestId,
+      ...(err.options.errors ? { errors: err.options.errors } : {}),
+      ...(err.options.details ? { details: err.options.details } : {}),
+      ...(err.options.suggestion ? { suggestion: err.options.suggestion } : {}),
+    },
+    timestamp: new Date().toISOString(),
+  };
+}
+
+/** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
+function fromParserError(err: any): ApiError | undefined {
+  const status = err?.status ?? err?.statusCode ?? err?.httpCode;
+  if (status === 413 || err?.type === 'entity.too.large') return payloadTooLarge();
+  if (err?.type === 'entity.parse.failed' || (status === 400 && typeof err?.body === 'string')) return invalidJson();
+  if (err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported') {
+    return new ApiError(415, 'BAD_REQUEST', 'Unsupported request body encoding');
+  }
+  if (status === 405) return new ApiError(405, 'METHOD_NOT_ALLOWED', err.message || 'Method not allowed');
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return status === 400 ? badRequest(err.message || 'Bad request') : new ApiError(status, 'BAD_REQUEST', err.message || 'Bad request');
+  }
+  return undefined;
+}
+
+/**
+ * Turns every thrown error into the response: ApiErrors into the envelope, parser errors into
+ * their 4xx, anything else into a logged 500 that names only the request id.
+ */
+export function errorHandler(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `Route not found: ${ctx.method} ${ctx.path}`, {
+          details: { resource: 'route', id: `${ctx.method} ${ctx.path}` },
+        });
+      }
+    } catch (thrown) {
+      let err = thrown instanceof ApiError ? thrown : fromParserError(thrown);
+      if (!err) {
+        logger.error({ err: thrown, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+        err = new ApiError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');
+      }
+      ctx.status = err.status;
+      for (const [name, value] of Object.entries(err.options.headers ?? {})) ctx.set(name, value);
+      ctx.body = err.options.plain ? { error: err.message } : envelope(ctx, err);
+    }
+  };
+}

@@ -1,0 +1,49 @@
+import type { Middleware } from 'koa';
+import type { AppState } from '../state';
+import { ApiError, badRequest } from '../http/errors';
+import { idempotencyKeyRepository } from '../../db/repositories/idempotencyKeyRepository';
+
+const validKey = /^[\x20-\x7e]{1,255}$/;
+
+/**
+ * `Idempotency-Key` (contract section 4): per project, shared by every route that mounts this
+ * middleware. The first request with a key is performed; any other (concurrent or later, within
+ * the TTL) is refused with 409 and performs nothing. A first request ending 4xx releases its key.
+ */
+export function idempotency(ttlHours: number): Middleware<AppState> {
+  return async (ctx, next) => {
+    const key = ctx.get('Idempotency-Key');
+    if (!ctx.headers['idempotency-key']) return next();
+    if (!validKey.test(key)) {
+      throw badRequest('Idempotency-Key must be 1-255 printable ASCII characters', {
+        errors: [{ field: 'Idempotency-Key', message: 'Must be 1-255 printable ASCII characters', code: 'invalid_string' }],
+      });
+    }
+    const project = ctx.state.project!;
+    const request = `${ctx.method} ${ctx.path}`;
+    const em = ctx.state.em;
+    if (!(await idempotencyKeyRepository.claim(em, project.id, key, request, ttlHours))) {
+      const existing = await idempotencyKeyRepository.find(em, project.id, key);
+      throw new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key has already been used for this project', {
+        details: {
+          key,
+          originalRequest: existing?.request ?? null,
+          originalRequestAt: existing?.createdAt.toISOString() ?? null,
+          originalStatusCode: existing?.statusCode ?? null,
+        },
+        suggestion: 'Use a new Idempotency-Key for a new request',
+      });
+    }
+    let status = 500;
+    try {
+      await next();
+      status = ctx.status;
+    } catch (err) {
+      status = err instanceof ApiError ? err.status : 500;
+      throw err;
+    } finally {
+      if (status >= 400 && status < 500) await idempotencyKeyRepository.release(em, project.id, key);
+      else await idempotencyKeyRepository.complete(em, project.id, key, status);
+    }
+  };
+}

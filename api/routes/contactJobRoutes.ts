@@ -1,0 +1,130 @@
+import fs from 'node:fs/promises';
+import Router from '@koa/router';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { ApiError, badRequest, notFound, payloadTooLarge } from '../http/errors';
+import { isUuid, parseBody } from '../http/validation';
+import { requireKey } from '../auth/apiKey';
+import { rateLimit } from '../middleware/rateLimit';
+import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
+import { CsvFileError, parseContactsCsv } from '../../db/contacts/csvImport';
+import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
+import { ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
+
+export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
+
+const bulkBody = z.object({
+  contactIds: z.array(z.string().uuid('Each contact id must be a UUID'), { required_error: 'contactIds is required' }).min(1).max(1000),
+});
+
+const bulkTypes: Record<string, JobType> = {
+  '/contacts/bulk-subscribe': 'BULK_SUBSCRIBE',
+  '/contacts/bulk-unsubscribe': 'BULK_UNSUBSCRIBE',
+  '/contacts/bulk-delete': 'BULK_DELETE',
+};
+
+/** CSV import and bulk jobs (secret key): each a Temporal workflow over a job record. */
+export function contactJobRoutes(deps: ApiDeps) {
+  const { temporal, logger } = deps;
+  const router = new Router<AppState>();
+  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+
+  const multipart = koaBody({
+    multipart: true,
+    json: false,
+    urlencoded: false,
+    text: false,
+    parsedMethods: [HttpMethodEnum.POST],
+    formidable: { maxFiles: 1, maxFileSize: MAX_IMPORT_BYTES, maxTotalFileSize: MAX_IMPORT_BYTES, maxFields: 10, maxFieldsSize: 64 * 1024, allowEmptyFiles: true, minFileSize: 0 },
+    onError: (err) => {
+      const e = err as { httpCode?: number; code?: number; message: string };
+      if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(e.message)) throw payloadTooLarge(`The CSV file may be at most 5 MB`);
+      throw badRequest(`Could not read the upload: ${e.message}`);
+    },
+  });
+
+  /** Records the job, then starts its workflow; if Temporal refuses, the job is withdrawn and the caller told to retry. */
+  async function startJob(ctx: AppContext, jobId: string, workflowId: string, start: () => Promise<unknown>) {
+    try {
+      await start();
+    } catch (err) {
+      logger.error({ err, jobId, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
+      await ctx.state.em.execute(`delete from jobs where id = ?`, [jobId]);
+      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The job could not be queued; try again shortly');
+    }
+  }
+
+  router.post('/contacts/import', ...auth, multipart, async (ctx) => {
+    const files = ctx.request.files ?? {};
+    const upload = files.file;
+    const file = Array.isArray(upload) ? upload[0] : upload;
+    try {
+      if (!file) throw badRequest('Upload the CSV as the multipart field "file"');
+      const content = await fs.readFile(file.filepath);
+      if (content.length > MAX_IMPORT_BYTES) throw payloadTooLarge('The CSV file may be at most 5 MB');
+      let csv;
+      try {
+        csv = parseContactsCsv(content);
+      } catch (err) {
+        if (err instanceof CsvFileError) throw badRequest(err.message);
+        throw err;
+      }
+      const projectId = ctx.state.project!.id;
+      const job = await ctx.state.em.transactional(async (tx) => {
+        const created = await jobRepository.create(tx, { projectId, type: 'IMPORT', total: csv.rows.length, input: { filename: file.originalFilename ?? null } });
+        await tx.execute(`insert into job_uploads (job_id, project_id, filename, content) values (?, ?, ?, ?)`, [created.id, projectId, file.originalFilename ?? null, content]);
+        return created;
+      });
+      const workflowId = `import-${job.id}`;
+      await startJob(ctx, job.id, workflowId, () =>
+        temporal.client.workflow.start(importContactsWorkflow, {
+          workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [{ jobId: job.id }],
+          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: projectId }],
+        }),
+      );
+      ctx.status = 202;
+      ctx.body = { jobId: job.id, status: job.status, total: job.total };
+    } finally {
+      if (file) await fs.rm(file.filepath, { force: true });
+    }
+  });
+
+  router.get('/contacts/import/:jobId', ...auth, async (ctx) => {
+    const job = isUuid(ctx.params.jobId) ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['IMPORT']) : null;
+    if (!job) throw notFound('job', ctx.params.jobId);
+    ctx.body = serializeJob(job);
+  });
+
+  for (const [path, type] of Object.entries(bulkTypes)) {
+    router.post(path, ...auth, async (ctx) => {
+      const { contactIds } = parseBody(bulkBody, ctx.request.body);
+      const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
+      const projectId = ctx.state.project!.id;
+      const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
+      const workflowId = `bulk-${job.id}`;
+      await startJob(ctx, job.id, workflowId, () =>
+        temporal.client.workflow.start(bulkContactsWorkflow, {
+          workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [{ jobId: job.id }],
+          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: projectId }],
+        }),
+      );
+      ctx.status = 202;
+      ctx.body = { jobId: job.id, status: job.status, total: job.total };
+    });
+  }
+
+  router.get('/contacts/bulk/:jobId', ...auth, async (ctx) => {
+    const job = isUuid(ctx.params.jobId)
+      ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['BULK_SUBSCRIBE', 'BULK_UNSUBSCRIBE', 'BULK_DELETE'])
+      : null;
+    if (!job) throw notFound('job', ctx.params.jobId);
+    ctx.body = serializeJob(job);
+  });
+
+  return router;
+}

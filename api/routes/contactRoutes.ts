@@ -1,0 +1,173 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { badRequest, conflict, notFound, plainBadRequest } from '../http/errors';
+import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { requireKey } from '../auth/apiKey';
+import { rateLimit } from '../middleware/rateLimit';
+import { contactData } from '../schemas/contactSchemas';
+import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
+import { contactQueries } from '../../db/contacts/contactQueries';
+import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
+import { splitDataChanges } from '../../db/contacts/contactDataRules';
+import { contactUsage } from './contactUsage';
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+  cursor: z.string().max(1000).optional(),
+  search: z.string().max(254).optional(),
+  subscribed: z.enum(['true', 'false']).optional(),
+  // Unrecognised sort and dir values fall back to the defaults (specification).
+  sort: z.enum(['email', 'createdAt']).catch('createdAt').default('createdAt'),
+  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
+});
+
+const upsertBody = z.object({
+  email: emailAddress,
+  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
+  data: contactData.optional(),
+});
+
+const patchBody = z.object({
+  email: emailAddress.optional(),
+  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
+  data: contactData.optional(),
+});
+
+const lookupBody = z.object({ emails: z.array(emailAddress).min(1).max(500) });
+const valuesQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).catch(100).default(100) });
+
+/** The contacts endpoints of the specification (secret key). */
+export function contactRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+  router.use('/contacts', ...auth);
+
+  async function loadContact(ctx: AppContext, id: string) {
+    const contact = isUuid(id) ? await contactRepository.findById(ctx.state.em, ctx.state.project!.id, id) : null;
+    if (!contact) throw notFound('contact', id);
+    return contact;
+  }
+
+  router.get('/contacts', async (ctx) => {
+    const q = parseQuery(listQuery, ctx.query);
+    let after: { v: string; id: string } | undefined;
+    if (q.cursor) {
+      const c = decodeCursor<{ s: string; d: string; v: string; id: string }>(q.cursor);
+      if (c.s !== q.sort || c.d !== q.dir || typeof c.v !== 'string' || !isUuid(String(c.id))) {
+        throw badRequest('This cursor belongs to a different sort order; pass the same sort and dir as the first page');
+      }
+      after = { v: c.v, id: c.id };
+    }
+    const page = await contactQueries.list(ctx.state.em, ctx.state.project!.id, {
+      limit: q.limit,
+      search: q.search?.trim() || undefined,
+      subscribed: q.subscribed === undefined ? undefined : q.subscribed === 'true',
+      sort: q.sort,
+      dir: q.dir,
+      after,
+      withTotal: !q.cursor,
+    });
+    const last = page.contacts[page.contacts.length - 1];
+    ctx.body = {
+      data: page.contacts.map(serializeContact),
+      cursor:
+        page.hasMore && last
+          ? encodeCursor({ s: q.sort, d: q.dir, v: q.sort === 'email' ? last.email : last.createdAt.toISOString(), id: last.id })
+          : null,
+      hasMore: page.hasMore,
+      total: page.total,
+    };
+  });
+
+  router.post('/contacts', async (ctx) => {
+    const raw = (ctx.request.body ?? {}) as Record<string, unknown>;
+    // The specification's plain 400 for a missing or malformed email.
+    const email = emailAddress.safeParse(raw.email);
+    if (!email.success) throw plainBadRequest(raw.email === undefined ? 'email is required' : 'email must be a valid email address');
+    const body = parseBody(upsertBody, raw);
+    const [result] = await contactRepository.upsertByEmail(ctx.state.em, ctx.state.project!.id, [
+      { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
+    ]);
+    await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
+    ctx.status = result.created ? 201 : 200;
+    ctx.body = { ...serializeContact(result.contact), _meta: { isNew: result.created, isUpdate: !result.created } };
+  });
+
+  router.post('/contacts/lookup', async (ctx) => {
+    const { emails } = parseBody(lookupBody, ctx.request.body);
+    const found = await contactQueries.lookup(ctx.state.em, ctx.state.project!.id, emails);
+    const foundEmails = new Set(found.map((c) => c.email));
+    ctx.body = { found, notFound: [...new Set(emails)].filter((e) => !foundEmails.has(e)) };
+  });
+
+  router.get('/contacts/fields', async (ctx) => {
+    ctx.body = await contactFields.list(ctx.state.em, ctx.state.project!.id);
+  });
+
+  function customField(field: string): string[] {
+    if (STANDARD_FIELDS.some((f) => f.field === field)) throw badRequest(`${field} is a standard field, not a custom one`);
+    const path = customFieldPath(field);
+    if (!path) throw badRequest(`Invalid field name: ${field.slice(0, 120)}`);
+    return path;
+  }
+
+  router.get('/contacts/fields/:field/values', async (ctx) => {
+    const path = customField(ctx.params.field);
+    const { limit } = parseQuery(valuesQuery, ctx.query);
+    const values = await contactFields.values(ctx.state.em, ctx.state.project!.id, path, limit);
+    ctx.body = { field: `data.${path.join('.')}`, values, count: values.length, limit };
+  });
+
+  router.get('/contacts/fields/:field/usage', async (ctx) => {
+    const path = customField(ctx.params.field);
+    ctx.body = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
+  });
+
+  router.delete('/contacts/fields/:field', async (ctx) => {
+    const path = customField(ctx.params.field);
+    const usage = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
+    if (!usage.canDelete) throw conflict('This field is still referenced; remove it from those first', { segments: usage.segments, campaigns: usage.campaigns, workflows: usage.workflows });
+    const deletedFrom = await contactFields.remove(ctx.state.em, ctx.state.project!.id, path);
+    ctx.body = { field: `data.${path.join('.')}`, deletedFrom };
+  });
+
+  router.get('/contacts/:id', async (ctx) => {
+    ctx.body = serializeContact(await loadContact(ctx, ctx.params.id));
+  });
+
+  router.patch('/contacts/:id', async (ctx) => {
+    const current = await loadContact(ctx, ctx.params.id);
+    const body = parseBody(patchBody, ctx.request.body);
+    const em = ctx.state.em;
+    const projectId = ctx.state.project!.id;
+    const result = await em.transactional(async (tx) => {
+      if (body.email && body.email !== current.email) {
+        const taken = await contactRepository.findByEmail(tx, projectId, body.email);
+        if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
+        try {
+          await tx.execute(`update contacts set email = ?, updated_at = now() where project_id = ? and id = ?`, [body.email, projectId, current.id]);
+        } catch (err) {
+          if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
+          throw err;
+        }
+      }
+      const [upserted] = await contactRepository.upsertByEmail(tx, projectId, [
+        { email: body.email ?? current.email, subscribedIfNew: current.subscribed, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
+      ]);
+      return upserted;
+    });
+    await deps.eventTriggers.afterEventsRecorded(projectId, result.events);
+    ctx.body = serializeContact(result.contact);
+  });
+
+  router.delete('/contacts/:id', async (ctx) => {
+    const contact = await loadContact(ctx, ctx.params.id);
+    await ctx.state.em.execute(`delete from contacts where project_id = ? and id = ?`, [ctx.state.project!.id, contact.id]);
+    ctx.status = 204;
+  });
+
+  return router;
+}
+

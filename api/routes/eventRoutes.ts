@@ -1,0 +1,76 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppState } from '../state';
+import { badRequest, notFound } from '../http/errors';
+import { isUuid, parseQuery } from '../http/validation';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { requireKey } from '../auth/apiKey';
+import { rateLimit } from '../middleware/rateLimit';
+import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
+import { contactRepository } from '../../db/contacts/contactRepository';
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+  cursor: z.string().max(1000).optional(),
+  name: z.string().max(200).optional(),
+  contactId: z.string().max(100).optional(),
+});
+
+/** The events endpoints (secret key). POST /events/track lives with /v1/track in trackRoutes. */
+export function eventRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+
+  async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0], contactId?: string) {
+    const q = parseQuery(listQuery, ctx.query);
+    const after = q.cursor ? decodeCursor<{ t: string; id: string }>(q.cursor) : undefined;
+    if (after && (typeof after.t !== 'string' || Number.isNaN(Date.parse(after.t)) || !isUuid(String(after.id)))) throw badRequest('Invalid cursor');
+    const filterContact = contactId ?? q.contactId;
+    if (filterContact !== undefined && !isUuid(filterContact)) throw notFound('contact', filterContact);
+    const result = await eventRepository.list(ctx.state.em, ctx.state.project!.id, {
+      limit: q.limit,
+      name: q.name || undefined,
+      contactId: filterContact,
+      after,
+      withTotal: !q.cursor,
+    });
+    const last = result.events[result.events.length - 1];
+    return {
+      data: result.events.map(serializeEvent),
+      cursor: result.hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
+      hasMore: result.hasMore,
+      total: result.total,
+    };
+  }
+
+  router.get('/events', ...auth, async (ctx) => {
+    ctx.body = await page(ctx);
+  });
+
+  router.get('/events/stats', ...auth, async (ctx) => {
+    ctx.body = await eventRepository.stats(ctx.state.em, ctx.state.project!.id);
+  });
+
+  router.get('/events/names', ...auth, async (ctx) => {
+    ctx.body = { names: await eventRepository.names(ctx.state.em, ctx.state.project!.id) };
+  });
+
+  router.get('/events/contact/:contactId', ...auth, async (ctx) => {
+    const contactId = ctx.params.contactId;
+    const contact = isUuid(contactId) ? await contactRepository.findById(ctx.state.em, ctx.state.project!.id, contactId) : null;
+    if (!contact) throw notFound('contact', contactId);
+    ctx.body = await page(ctx, contact.id);
+  });
+
+  // Workflows, segments and campaigns do not exist yet, so no event name is referenced anywhere;
+  // each of those capabilities adds its lookup here when it lands.
+  router.get('/events/:eventName/usage', ...auth, async (ctx) => {
+    ctx.body = { event: ctx.params.eventName, workflows: [], segments: [], campaigns: [] };
+  });
+
+  router.delete('/events/:eventName', ...auth, async (ctx) => {
+    ctx.body = { event: ctx.params.eventName, deleted: await eventRepository.deleteByName(ctx.state.em, ctx.state.project!.id, ctx.params.eventName) };
+  });
+
+  return router;
+}

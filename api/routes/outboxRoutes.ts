@@ -1,0 +1,76 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppState } from '../state';
+import { notFound } from '../http/errors';
+import { isUuid, parseQuery } from '../http/validation';
+import { requireKey } from '../auth/apiKey';
+import { rateLimit } from '../middleware/rateLimit';
+import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().catch(20).transform((n) => Math.min(Math.max(n, 1), 100)).default(20),
+  cursor: z.string().max(500).optional(),
+});
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** The local outbox (contract 9): mail captured instead of sent when SMTP_URL is unset. */
+export function outboxRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+
+  async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
+    const query = parseQuery(listQuery, ctx.query);
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const where: Record<string, unknown> = { projectId: ctx.state.project!.id };
+    // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.
+    if (after) where.$or = [{ createdAt: { $lt: new Date(after.t) } }, { createdAt: new Date(after.t), id: { $lt: after.id } }];
+    const rows = await ctx.state.em.find(OutboxMessageSchema, where, {
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      limit: query.limit + 1,
+      exclude: ['raw'],
+    });
+    const hasMore = rows.length > query.limit;
+    const data = rows.slice(0, query.limit);
+    const last = data[data.length - 1];
+    return { data, hasMore, cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null };
+  }
+
+  router.get('/outbox', ...auth, async (ctx) => {
+    const result = await page(ctx);
+    ctx.body = {
+      data: result.data.map((m) => ({ id: m.id, messageId: m.messageId, from: m.from, to: m.to, subject: m.subject, size: m.size, createdAt: m.createdAt })),
+      cursor: result.cursor,
+      hasMore: result.hasMore,
+    };
+  });
+
+  router.get('/outbox/:id/raw', ...auth, async (ctx) => {
+    const message = isUuid(ctx.params.id) ? await ctx.state.em.findOne(OutboxMessageSchema, { id: ctx.params.id, projectId: ctx.state.project!.id }) : null;
+    if (!message) throw notFound('message', ctx.params.id);
+    ctx.type = 'message/rfc822';
+    ctx.set('Content-Disposition', `inline; filename="${message.id}.eml"`);
+    ctx.body = Buffer.from(message.raw as Uint8Array);
+  });
+
+  router.get('/outbox.html', ...auth, async (ctx) => {
+    const result = await page(ctx);
+    const rows = result.data
+      .map(
+        (m) =>
+          `<tr><td>${escapeHtml(m.createdAt.toISOString())}</td><td>${escapeHtml(m.from)}</td><td>${escapeHtml(m.to.join(', '))}</td><td>${escapeHtml(m.subject)}</td><td><a href="/outbox/${m.id}/raw">raw</a></td></tr>`,
+      )
+      .join('');
+    ctx.type = 'html';
+    ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Mailroom outbox</title>
+<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}</style></head>
+<body><h1>Outbox</h1><p>Mail captured by the local outbox (SMTP_URL is unset), newest first.</p>
+<table><thead><tr><th>Captured</th><th>From</th><th>To</th><th>Subject</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="5">No messages yet.</td></tr>'}</tbody></table>
+${result.hasMore ? `<p><a href="/outbox.html?cursor=${encodeURIComponent(result.cursor!)}">Older messages</a></p>` : ''}</body></html>`;
+  });
+
+  return router;
+}

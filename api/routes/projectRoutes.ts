@@ -1,0 +1,98 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppState } from '../state';
+import { ApiError, conflict, forbidden, notFound } from '../http/errors';
+import { emailAddress, isUuid, parseBody } from '../http/validation';
+import { requireUser } from '../auth/session';
+import { requireProjectRole } from '../auth/projectAccess';
+import { memberRepository } from '../../db/repositories/memberRepository';
+import { userRepository } from '../../db/repositories/userRepository';
+import { ProjectMemberSchema, memberRoles } from '../../db/entities/projectMember';
+import { projectSecurity } from './projectSecurity';
+import { projectSetupState } from './projectSetupState';
+
+const role = z.enum(memberRoles);
+const addMemberBody = z.object({ email: emailAddress, role: role.default('MEMBER') });
+const updateMemberBody = z.object({ role });
+
+/** Team management and project overviews for members (dashboard session). */
+export function projectRoutes(deps: ApiDeps) {
+  const { config } = deps;
+  const router = new Router<AppState>();
+  router.use('/projects', requireUser(config));
+
+  router.get('/projects/:id/members', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id);
+    const rows = await memberRepository.listWithUsers(ctx.state.em, project.id);
+    ctx.body = rows.map((r) => ({ userId: r.user_id, email: r.email, role: r.role, createdAt: r.created_at }));
+  });
+
+  // Members are existing Mailroom accounts, added by their email address.
+  router.post('/projects/:id/members', async (ctx) => {
+    const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const body = parseBody(addMemberBody, ctx.request.body);
+    if (body.role === 'OWNER' && myRole !== 'OWNER') throw forbidden('Only an OWNER can add another OWNER');
+    const user = await userRepository.findByEmail(ctx.state.em, body.email);
+    if (!user) {
+      throw new ApiError(404, 'RESOURCE_NOT_FOUND', `No Mailroom account uses ${body.email}; they need to sign up first`, {
+        details: { resource: 'user', id: body.email },
+      });
+    }
+    const rows = await ctx.state.em.execute(
+      `insert into project_members (project_id, user_id, role) values (?, ?, ?) on conflict do nothing returning created_at`,
+      [project.id, user.id, body.role],
+    );
+    if (!rows.length) throw conflict(`${body.email} is already a member of this project`);
+    ctx.status = 201;
+    ctx.body = { userId: user.id, email: user.email, role: body.role, createdAt: rows[0].created_at };
+  });
+
+  router.patch('/projects/:id/members/:userId', async (ctx) => {
+    const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const body = parseBody(updateMemberBody, ctx.request.body);
+    const em = ctx.state.em;
+    const member = isUuid(ctx.params.userId) ? await em.findOne(ProjectMemberSchema, { projectId: project.id, userId: ctx.params.userId }) : null;
+    if (!member) throw notFound('member', ctx.params.userId);
+    if ((member.role === 'OWNER' || body.role === 'OWNER') && myRole !== 'OWNER') throw forbidden('Only an OWNER can grant or change the OWNER role');
+    await em.transactional(async (tx) => {
+      // Lock the project's owners so two concurrent demotions cannot leave it ownerless.
+      await tx.execute(`select 1 from project_members where project_id = ? and role = 'OWNER' for update`, [project.id]);
+      if (member.role === 'OWNER' && body.role !== 'OWNER' && (await memberRepository.countOwners(tx, project.id)) <= 1) {
+        throw conflict('A project needs at least one OWNER; make someone else OWNER first');
+      }
+      await tx.execute(`update project_members set role = ? where project_id = ? and user_id = ?`, [body.role, project.id, member.userId]);
+    });
+    const user = await userRepository.findById(em, member.userId);
+    ctx.body = { userId: member.userId, email: user?.email, role: body.role, createdAt: member.createdAt };
+  });
+
+  router.delete('/projects/:id/members/:userId', async (ctx) => {
+    const me = ctx.state.user!;
+    const leaving = ctx.params.userId === me.id;
+    const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id, leaving ? memberRoles : ['OWNER', 'ADMIN']);
+    const em = ctx.state.em;
+    const member = isUuid(ctx.params.userId) ? await em.findOne(ProjectMemberSchema, { projectId: project.id, userId: ctx.params.userId }) : null;
+    if (!member) throw notFound('member', ctx.params.userId);
+    if (member.role === 'OWNER' && myRole !== 'OWNER') throw forbidden('Only an OWNER can remove an OWNER');
+    await em.transactional(async (tx) => {
+      await tx.execute(`select 1 from project_members where project_id = ? and role = 'OWNER' for update`, [project.id]);
+      if (member.role === 'OWNER' && (await memberRepository.countOwners(tx, project.id)) <= 1) {
+        throw conflict('A project needs at least one OWNER; make someone else OWNER first, or delete the project');
+      }
+      await tx.execute(`delete from project_members where project_id = ? and user_id = ?`, [project.id, member.userId]);
+    });
+    ctx.status = 204;
+  });
+
+  router.get('/projects/:id/setup-state', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id);
+    ctx.body = await projectSetupState(ctx.state.em, project, ctx.state.user!);
+  });
+
+  router.get('/projects/:id/security', async (ctx) => {
+    const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id);
+    ctx.body = await projectSecurity(ctx.state.em, config, project, myRole);
+  });
+
+  return router;
+}

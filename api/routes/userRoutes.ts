@@ -1,0 +1,72 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppState } from '../state';
+import { notFound } from '../http/errors';
+import { parseBody, singleLineString } from '../http/validation';
+import { requireUser } from '../auth/session';
+import { requireProjectRole } from '../auth/projectAccess';
+import { projectRepository, serializeProject } from '../../db/repositories/projectRepository';
+import { projectDataRepository } from '../../db/repositories/projectDataRepository';
+import { ProjectSchema } from '../../db/entities/project';
+import { serializeUser } from './authRoutes';
+import { projectSecurity } from './projectSecurity';
+
+const projectBody = z.object({ name: singleLineString(100) });
+
+/** The signed-in user and the projects they belong to (dashboard session). */
+export function userRoutes(deps: ApiDeps) {
+  const { config } = deps;
+  const router = new Router<AppState>();
+  router.use('/users', requireUser(config));
+
+  router.get('/users/@me', async (ctx) => {
+    ctx.body = serializeUser(ctx.state.user!);
+  });
+
+  router.get('/users/@me/projects', async (ctx) => {
+    const memberships = await projectRepository.listForUser(ctx.state.em, ctx.state.user!.id);
+    ctx.body = memberships.map(({ project, role }) => serializeProject(project, { role }));
+  });
+
+  router.post('/users/@me/projects', async (ctx) => {
+    const { name } = parseBody(projectBody, ctx.request.body);
+    const { project, secretKey } = await projectRepository.createWithOwner(ctx.state.em, name, ctx.state.user!.id);
+    ctx.status = 201;
+    ctx.body = { ...serializeProject(project, { role: 'OWNER' }), secretKey };
+  });
+
+  router.patch('/users/@me/projects/:id', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const { name } = parseBody(projectBody, ctx.request.body);
+    project.name = name;
+    await ctx.state.em.flush();
+    ctx.body = serializeProject(project);
+  });
+
+  router.delete('/users/@me/projects/:id', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER']);
+    // Every project table references projects with ON DELETE CASCADE.
+    await ctx.state.em.nativeDelete(ProjectSchema, { id: project.id });
+    ctx.status = 204;
+  });
+
+  router.post('/users/@me/projects/:id/regenerate-keys', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const keys = await projectRepository.regenerateKeys(ctx.state.em, project.id);
+    if (!keys) throw notFound('project', project.id);
+    ctx.body = keys;
+  });
+
+  router.get('/users/@me/projects/:id/security', async (ctx) => {
+    const { project, role } = await requireProjectRole(ctx, ctx.params.id);
+    ctx.body = await projectSecurity(ctx.state.em, config, project, role);
+  });
+
+  router.post('/users/@me/projects/:id/reset', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER']);
+    const deleted = await projectDataRepository.wipe(ctx.state.em, project.id);
+    ctx.body = { success: true, projectId: project.id, deleted };
+  });
+
+  return router;
+}

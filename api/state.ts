@@ -1,0 +1,32 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ParameterizedContext } from 'koa';
+import type Router from '@koa/router';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import type { Orm } from '../db/orm';
+import type { TemporalHandle } from '../temporal-config/client';
+import type { Project } from '../db/entities/project';
+import type { User } from '../db/entities/user';
+import type { EventTriggers } from '../db/events/eventTriggers';
+
+/** Services the API is built from; created once per process by api/server.ts. */
+export interface ApiDeps {
+  config: Config;
+  orm: Orm;
+  temporal: TemporalHandle;
+  logger: Logger;
+  eventTriggers: EventTriggers;
+}
+
+export interface AppState {
+  requestId: string;
+  em: EntityManager;
+  /** Set by the key middleware: the project the key (or session + X-Project-Id) belongs to. */
+  project?: Project;
+  keyKind?: 'public' | 'secret' | 'session';
+  /** Set by the session middleware. */
+  user?: User;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+export type AppRouter = Router<AppState>;

@@ -1,0 +1,73 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { toContact, type ContactRow } from './contactRepository';
+
+export type ContactSort = 'createdAt' | 'email';
+export type SortDir = 'asc' | 'desc';
+
+export interface ContactListQuery {
+  limit: number;
+  search?: string;
+  subscribed?: boolean;
+  sort: ContactSort;
+  dir: SortDir;
+  /** The sort key and id of the last contact of the previous page. */
+  after?: { v: string; id: string };
+  withTotal: boolean;
+}
+
+/** `%`, `_` and `\` match themselves in a search, as a user typing them would expect. */
+export function likeContains(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+const sortColumn: Record<ContactSort, string> = { createdAt: 'created_at', email: 'email' };
+
+export const contactQueries = {
+  /**
+   * One keyset page. Search is a case-insensitive substring match on the (lower-cased) email,
+   * answered by the trigram index contacts_project_email_trgm_index.
+   */
+  async list(em: EntityManager, projectId: string, q: ContactListQuery): Promise<{ contacts: ContactRow[]; hasMore: boolean; total: number }> {
+    const where: string[] = ['project_id = ?'];
+    const params: unknown[] = [projectId];
+    if (q.search) {
+      where.push(`email like ?`);
+      params.push(likeContains(q.search.toLowerCase()));
+    }
+    if (q.subscribed !== undefined) {
+      where.push('subscribed = ?');
+      params.push(q.subscribed);
+    }
+    const filterWhere = where.join(' and ');
+    const filterParams = [...params];
+    const col = sortColumn[q.sort];
+    const op = q.dir === 'desc' ? '<' : '>';
+    if (q.after) {
+      where.push(`(${col}, id) ${op} (?, ?)`);
+      params.push(q.sort === 'createdAt' ? new Date(q.after.v) : q.after.v, q.after.id);
+    }
+    const rows = await em.execute(
+      `select * from contacts where ${where.join(' and ')} order by ${col} ${q.dir}, id ${q.dir} limit ?`,
+      [...params, q.limit + 1],
+    );
+    let total = 0;
+    if (q.withTotal) {
+      const [count] = await em.execute(`select count(*)::int as n from contacts where ${filterWhere}`, filterParams);
+      total = count.n;
+    }
+    const hasMore = rows.length > q.limit;
+    return { contacts: rows.slice(0, q.limit).map(toContact), hasMore, total };
+  },
+
+  async lookup(em: EntityManager, projectId: string, emails: string[]) {
+    return em.execute<Array<{ id: string; email: string; subscribed: boolean }>>(
+      `select id, email, subscribed from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, JSON.stringify(emails)],
+    );
+  },
+
+  async countAll(em: EntityManager, projectId: string): Promise<number> {
+    const [row] = await em.execute(`select count(*)::int as n from contacts where project_id = ?`, [projectId]);
+    return row.n;
+  },
+};

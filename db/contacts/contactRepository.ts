@@ -1,0 +1,185 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DataChanges } from './contactDataRules';
+
+export interface ContactRow {
+  id: string;
+  email: string;
+  subscribed: boolean;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ContactUpsert {
+  /** Normalised (trimmed, lower-cased) address. */
+  email: string;
+  /** Subscription state if this write creates the contact. */
+  subscribedIfNew: boolean;
+  /** Subscription state to set if the contact exists; undefined keeps it. */
+  subscribedIfExisting?: boolean;
+  data: DataChanges;
+  /** An event to record for the contact in the same statement (POST /v1/track). */
+  event?: { name: string; data: Record<string, unknown> | null };
+}
+
+export interface RecordedEvent {
+  id: string;
+  name: string;
+  contactId: string;
+  createdAt: Date;
+}
+
+export interface UpsertResult {
+  contact: ContactRow;
+  created: boolean;
+  /** Set when an existing contact's subscription flipped. */
+  subscriptionChangedTo?: boolean;
+  /** The tracked event (if one was asked for) and any contact.subscribed / contact.unsubscribed emitted. */
+  events: RecordedEvent[];
+  trackedEventId?: string;
+}
+
+export function toContact(row: Record<string, any>): ContactRow {
+  return {
+    id: row.id,
+    email: row.email,
+    subscribed: row.subscribed,
+    data: typeof row.data === 'string' ? JSON.parse(row.data) : (row.data ?? {}),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** The API shape of a contact. */
+export function serializeContact(contact: ContactRow) {
+  return { id: contact.id, email: contact.email, subscribed: contact.subscribed, data: contact.data, createdAt: contact.createdAt, updatedAt: contact.updatedAt };
+}
+
+/**
+ * Later rows for the same email fold into the first (their data changes apply after it), since
+ * one INSERT ... ON CONFLICT statement may touch a row only once.
+ */
+function foldDuplicates(rows: ContactUpsert[]): Array<{ row: ContactUpsert; indexes: number[] }> {
+  const byEmail = new Map<string, { row: ContactUpsert; indexes: number[] }>();
+  rows.forEach((row, index) => {
+    const seen = byEmail.get(row.email);
+    if (!seen) {
+      byEmail.set(row.email, { row: { ...row, data: { set: { ...row.data.set }, unset: [...row.data.unset], oneShot: row.data.oneShot } }, indexes: [index] });
+      return;
+    }
+    const merged = seen.row;
+    for (const key of row.data.unset) {
+      delete merged.data.set[key];
+      if (!merged.data.unset.includes(key)) merged.data.unset.push(key);
+    }
+    for (const [key, value] of Object.entries(row.data.set)) {
+      merged.data.set[key] = value;
+      merged.data.unset = merged.data.unset.filter((k) => k !== key);
+    }
+    if (row.subscribedIfExisting !== undefined) merged.subscribedIfExisting = row.subscribedIfExisting;
+    seen.indexes.push(index);
+  });
+  return [...byEmail.values()];
+}
+
+/**
+ * One statement: upsert every contact by (project, email) applying the data rules as
+ * `(data || set) - unset`, record a contact.subscribed / contact.unsubscribed event for every
+ * existing contact whose subscription flips (against `prev_subscribed`, read under lock just
+ * before), and the tracked events asked for. The unique key decides who creates a contact.
+ */
+const upsertSql = `
+with input as (
+  select * from jsonb_to_recordset(?::jsonb)
+    as t(ord int, email text, sub_new boolean, sub_update boolean, prev_subscribed boolean, set_data jsonb, unset_keys text[], event_name text, event_data jsonb)
+),
+up as (
+  insert into contacts as c (project_id, email, subscribed, data)
+  select ?, i.email, i.sub_new, i.set_data from input i order by i.ord
+  on conflict (project_id, email) do update set
+    subscribed = coalesce((select i.sub_update from input i where i.email = excluded.email), c.subscribed),
+    data = (c.data || excluded.data) - coalesce((select i.unset_keys from input i where i.email = excluded.email), '{}'::text[]),
+    updated_at = now()
+  returning c.id, c.email, c.subscribed, c.data, c.created_at, c.updated_at, (xmax = 0) as inserted
+),
+res as (
+  select up.*, i.prev_subscribed, i.event_name, i.event_data, i.ord
+  from up join input i on i.email = up.email
+),
+flips as (
+  insert into events (project_id, contact_id, name, source, data)
+  select ?, r.id, case when r.subscribed then 'contact.subscribed' else 'contact.unsubscribed' end, 'SYSTEM', ?::jsonb
+  from res r where not r.inserted and r.prev_subscribed is not null and r.prev_subscribed <> r.subscribed
+  returning id, contact_id, name, created_at
+),
+tracked as (
+  insert into events (project_id, contact_id, name, data, source)
+  select ?, r.id, r.event_name, r.event_data, 'API' from res r where r.event_name is not null
+  returning id, contact_id, name, created_at
+)
+select r.id, r.email, r.subscribed, r.data, r.created_at, r.updated_at, r.inserted, r.prev_subscribed, r.ord,
+  (select t.id from tracked t where t.contact_id = r.id limit 1) as tracked_event_id,
+  coalesce((select json_agg(json_build_object('id', e.id, 'name', e.name, 'contactId', e.contact_id, 'createdAt', e.created_at))
+            from (select * from flips union all select * from tracked) e where e.contact_id = r.id), '[]'::json) as events
+from res r order by r.ord`;
+
+export const contactRepository = {
+  /**
+   * Creates or updates contacts by email (see upsertSql). Results come back in the order of
+   * `rows`; rows repeating an email share the result of its first row.
+   */
+  async upsertByEmail(em: EntityManager, projectId: string, rows: ContactUpsert[], changeSource = 'api'): Promise<UpsertResult[]> {
+    if (!rows.length) return [];
+    const folded = foldDuplicates(rows);
+    const run = async (tx: EntityManager, previous: Map<string, boolean>) => {
+      const input = folded.map(({ row }, ord) => ({
+        ord,
+        email: row.email,
+        sub_new: row.subscribedIfNew,
+        sub_update: row.subscribedIfExisting ?? null,
+        prev_subscribed: previous.get(row.email) ?? null,
+        set_data: row.data.set,
+        unset_keys: row.data.unset,
+        event_name: row.event?.name ?? null,
+        event_data: row.event?.data ?? null,
+      }));
+      return tx.execute<Array<Record<string, any>>>(upsertSql, [JSON.stringify(input), projectId, projectId, JSON.stringify({ source: changeSource }), projectId]);
+    };
+    // Only a write that sets the subscription of existing contacts can flip one. Then the current
+    // states are locked and read first (a statement cannot lock rows it also updates), and the
+    // upsert compares against them; otherwise the upsert alone is one round trip.
+    const mayFlip = folded.filter(({ row }) => row.subscribedIfExisting !== undefined).map(({ row }) => row.email);
+    const result = mayFlip.length
+      ? await em.transactional(async (tx) => {
+          const locked = await tx.execute<Array<{ email: string; subscribed: boolean }>>(
+            `select email, subscribed from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb)) order by email for update`,
+            [projectId, JSON.stringify(mayFlip)],
+          );
+          return run(tx, new Map(locked.map((r) => [r.email, r.subscribed])));
+        })
+      : await run(em, new Map());
+    const out: UpsertResult[] = new Array(rows.length);
+    for (const r of result) {
+      const events: RecordedEvent[] = (typeof r.events === 'string' ? JSON.parse(r.events) : r.events).map((e: any) => ({ ...e, createdAt: new Date(e.createdAt) }));
+      const upsert: UpsertResult = {
+        contact: toContact(r),
+        created: r.inserted,
+        subscriptionChangedTo: !r.inserted && r.prev_subscribed !== null && r.prev_subscribed !== r.subscribed ? r.subscribed : undefined,
+        events,
+        trackedEventId: r.tracked_event_id ?? undefined,
+      };
+      for (const index of folded[r.ord].indexes) out[index] = upsert;
+    }
+    return out;
+  },
+
+  async findById(em: EntityManager, projectId: string, id: string): Promise<ContactRow | null> {
+    const rows = await em.execute(`select * from contacts where project_id = ? and id = ?`, [projectId, id]);
+    return rows.length ? toContact(rows[0]) : null;
+  },
+
+  async findByEmail(em: EntityManager, projectId: string, email: string): Promise<ContactRow | null> {
+    const rows = await em.execute(`select * from contacts where project_id = ? and email = ?`, [projectId, email]);
+    return rows.length ? toContact(rows[0]) : null;
+  },
+};

@@ -1,0 +1,87 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+export interface EventRow {
+  id: string;
+  name: string;
+  contactId: string | null;
+  data: unknown;
+  source: 'API' | 'SYSTEM';
+  emailId: string | null;
+  createdAt: Date;
+}
+
+function toEvent(row: Record<string, any>): EventRow {
+  return {
+    id: row.id,
+    name: row.name,
+    contactId: row.contact_id,
+    data: row.data ?? null,
+    source: row.source,
+    emailId: row.email_id ?? null,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** The API shape of an event (contract section 6); emailId only when there is one. */
+export function serializeEvent(event: EventRow) {
+  const { emailId, ...rest } = event;
+  return emailId ? { ...rest, emailId } : rest;
+}
+
+export const eventRepository = {
+  /** Newest first, keyset-paginated on (createdAt, id). */
+  async list(
+    em: EntityManager,
+    projectId: string,
+    q: { limit: number; name?: string; contactId?: string; after?: { t: string; id: string }; withTotal: boolean },
+  ) {
+    const where = ['project_id = ?'];
+    const params: unknown[] = [projectId];
+    if (q.name) {
+      where.push('name = ?');
+      params.push(q.name);
+    }
+    if (q.contactId) {
+      where.push('contact_id = ?');
+      params.push(q.contactId);
+    }
+    const filterWhere = where.join(' and ');
+    const filterParams = [...params];
+    if (q.after) {
+      where.push('(created_at, id) < (?, ?)');
+      params.push(new Date(q.after.t), q.after.id);
+    }
+    const rows = await em.execute(`select * from events where ${where.join(' and ')} order by created_at desc, id desc limit ?`, [...params, q.limit + 1]);
+    let total = 0;
+    if (q.withTotal) total = (await em.execute(`select count(*)::int as n from events where ${filterWhere}`, filterParams))[0].n;
+    return { events: rows.slice(0, q.limit).map(toEvent), hasMore: rows.length > q.limit, total };
+  },
+
+  async stats(em: EntityManager, projectId: string) {
+    const [totals] = await em.execute(
+      `select count(*)::int as total,
+              count(*) filter (where created_at > now() - interval '24 hours')::int as last24h,
+              count(*) filter (where created_at > now() - interval '7 days')::int as last7d
+       from events where project_id = ?`,
+      [projectId],
+    );
+    const byName = await em.execute<Array<{ name: string; count: number }>>(
+      `select name, count(*)::int as count from events where project_id = ? group by name order by count desc, name`,
+      [projectId],
+    );
+    return { total: totals.total, last24h: totals.last24h, last7d: totals.last7d, byName };
+  },
+
+  async names(em: EntityManager, projectId: string): Promise<string[]> {
+    const rows = await em.execute<Array<{ name: string }>>(`select distinct name from events where project_id = ? order by name`, [projectId]);
+    return rows.map((r) => r.name);
+  },
+
+  async deleteByName(em: EntityManager, projectId: string, name: string): Promise<number> {
+    const [row] = await em.execute(`with gone as (delete from events where project_id = ? and name = ? returning 1) select count(*)::int as n from gone`, [
+      projectId,
+      name,
+    ]);
+    return row.n;
+  },
+};

@@ -1,0 +1,49 @@
+import type { RecordedEvent } from '../contacts/contactRepository';
+
+export interface RecordedEventsBatch {
+  projectId: string;
+  events: RecordedEvent[];
+}
+
+export type EventsListener = (batch: RecordedEventsBatch) => Promise<void>;
+
+/**
+ * The one place every recorded event passes through once it is committed, whoever recorded it
+ * (POST /v1/track, a subscription flip in the API, an import or bulk activity). Automation
+ * workflows and tracked segments subscribe here; a listener's failure is reported to `onError`
+ * and never undoes the event.
+ */
+export class EventTriggers {
+  private readonly listeners: EventsListener[] = [];
+
+  constructor(private readonly onError: (err: unknown, batch: RecordedEventsBatch) => void) {}
+
+  subscribe(listener: EventsListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const index = this.listeners.indexOf(listener);
+      if (index >= 0) this.listeners.splice(index, 1);
+    };
+  }
+
+  async afterEventsRecorded(projectId: string, events: RecordedEvent[]): Promise<void> {
+    if (!events.length || !this.listeners.length) return;
+    const batch = { projectId, events };
+    await Promise.all(
+      this.listeners.map(async (listener) => {
+        try {
+          await listener(batch);
+        } catch (err) {
+          this.onError(err, batch);
+        }
+      }),
+    );
+  }
+}
+
+/** The process's event triggers; a listener that fails is logged with the event ids it was given. */
+export function createEventTriggers(logger: { error: (obj: object, msg: string) => void }): EventTriggers {
+  return new EventTriggers((err, batch) =>
+    logger.error({ err, projectId: batch.projectId, eventIds: batch.events.map((e) => e.id) }, 'event listener failed'),
+  );
+}

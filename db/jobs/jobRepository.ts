@@ -1,0 +1,132 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+export type JobType = 'IMPORT' | 'BULK_SUBSCRIBE' | 'BULK_UNSUBSCRIBE' | 'BULK_DELETE';
+export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+
+export interface JobError {
+  row?: number;
+  email?: string;
+  contactId?: string;
+  error: string;
+}
+
+export interface JobRow {
+  id: string;
+  projectId: string;
+  type: JobType;
+  status: JobStatus;
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  errors: JobError[];
+  input: Record<string, unknown>;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
+
+/** The job record keeps the first 100 errors; the counts keep the rest. */
+export const MAX_JOB_ERRORS = 100;
+
+function toJob(row: Record<string, any>): JobRow {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    type: row.type,
+    status: row.status,
+    total: row.total,
+    processed: row.processed,
+    succeeded: row.succeeded,
+    failed: row.failed,
+    errors: row.errors ?? [],
+    input: row.input ?? {},
+    error: row.error ?? null,
+    createdAt: new Date(row.created_at),
+    startedAt: row.started_at ? new Date(row.started_at) : null,
+    completedAt: row.completed_at ? new Date(row.completed_at) : null,
+  };
+}
+
+/** The job record of contract section 5. */
+export function serializeJob(job: JobRow) {
+  const progress = job.status === 'COMPLETED' ? 100 : job.total ? Math.floor((job.processed / job.total) * 100) : 0;
+  return {
+    id: job.id,
+    type: job.type,
+    status: job.status,
+    progress,
+    total: job.total,
+    processed: job.processed,
+    succeeded: job.succeeded,
+    failed: job.failed,
+    errors: job.errors,
+    ...(job.error ? { error: job.error } : {}),
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    completedAt: job.completedAt,
+  };
+}
+
+export const jobRepository = {
+  async create(em: EntityManager, job: { projectId: string; type: JobType; total: number; input?: Record<string, unknown> }): Promise<JobRow> {
+    const [row] = await em.execute(`insert into jobs (project_id, type, total, input) values (?, ?, ?, ?::jsonb) returning *`, [
+      job.projectId,
+      job.type,
+      job.total,
+      JSON.stringify(job.input ?? {}),
+    ]);
+    return toJob(row);
+  },
+
+  async find(em: EntityManager, projectId: string, id: string, types: JobType[]): Promise<JobRow | null> {
+    const rows = await em.execute(`select * from jobs where project_id = ? and id = ? and type in (select jsonb_array_elements_text(?::jsonb))`, [
+      projectId,
+      id,
+      JSON.stringify(types),
+    ]);
+    return rows.length ? toJob(rows[0]) : null;
+  },
+
+  async get(em: EntityManager, id: string): Promise<JobRow | null> {
+    const rows = await em.execute(`select * from jobs where id = ?`, [id]);
+    return rows.length ? toJob(rows[0]) : null;
+  },
+
+  async markRunning(em: EntityManager, id: string): Promise<void> {
+    await em.execute(`update jobs set status = 'RUNNING', started_at = coalesce(started_at, now()) where id = ? and status in ('QUEUED', 'RUNNING')`, [id]);
+  },
+
+  /** Terminal states are final: a late retry of a finished job changes nothing. */
+  async finish(em: EntityManager, id: string, status: 'COMPLETED' | 'FAILED' | 'CANCELLED', error?: string): Promise<void> {
+    await em.execute(`update jobs set status = ?, error = ?, completed_at = now() where id = ? and status in ('QUEUED', 'RUNNING')`, [status, error ?? null, id]);
+  },
+
+  /**
+   * Locks the job and tells whether the batch starting at `offset` is still to do. With
+   * `recordBatch` in the same transaction this makes every batch count exactly once, however
+   * often an activity is retried or a worker dies mid-batch.
+   */
+  async lockProgress(em: EntityManager, id: string): Promise<{ processed: number; status: JobStatus } | null> {
+    const rows = await em.execute(`select processed, status from jobs where id = ? for update`, [id]);
+    return rows.length ? { processed: rows[0].processed, status: rows[0].status } : null;
+  },
+
+  async recordBatch(em: EntityManager, id: string, batch: { processed: number; succeeded: number; failed: number; errors: JobError[] }): Promise<void> {
+    await em.execute(
+      `update jobs set processed = processed + ?, succeeded = succeeded + ?, failed = failed + ?,
+         errors = case when jsonb_array_length(errors) >= ? then errors
+                       else (select coalesce(jsonb_agg(e), '[]'::jsonb) from (
+                              select e from jsonb_array_elements(errors || ?::jsonb) with ordinality as x(e, n) order by n limit ?) s)
+                  end
+       where id = ?`,
+      [batch.processed, batch.succeeded, batch.failed, MAX_JOB_ERRORS, JSON.stringify(batch.errors), MAX_JOB_ERRORS, id],
+    );
+  },
+
+  async upload(em: EntityManager, jobId: string): Promise<Buffer | null> {
+    const rows = await em.execute(`select content from job_uploads where job_id = ?`, [jobId]);
+    return rows.length ? Buffer.from(rows[0].content) : null;
+  },
+};

@@ -1,0 +1,8 @@
+import { Migration20261122000000Foundation } from './Migration20261122000000Foundation';
+import { Migration20261122010000ContactsEvents } from './Migration20261122010000ContactsEvents';
+
+/** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
+export const migrationsList = [
+  { name: 'Migration20261122000000Foundation', class: Migration20261122000000Foundation },
+  { name: 'Migration20261122010000ContactsEvents', class: Migration20261122010000ContactsEvents },
+];

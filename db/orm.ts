@@ -1,0 +1,26 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { allEntities } from './entities';
+import { migrationsList } from './migrations';
+
+export type Orm = MikroORM;
+
+export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}): Options {
+  return {
+    clientUrl: databaseUrl,
+    entities: allEntities,
+    extensions: [Migrator],
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    discovery: { warnWhenNoEntities: true },
+    pool: { min: 0, max: 10 },
+    // Timestamps come back as Date; jsonb stays parsed by the driver.
+    forceUtcTimezone: true,
+    debug: false,
+    allowGlobalContext: false,
+    ...overrides,
+  };
+}
+
+export async function createOrm(databaseUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
+  return MikroORM.init(ormOptions(databaseUrl, overrides));
+}

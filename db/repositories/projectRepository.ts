@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProjectSchema, type Project } from '../entities/project';
+import { ProjectMemberSchema, type MemberRole } from '../entities/projectMember';
+import { generateApiKeyPair, sha256Hex } from '../../lib/crypto';
+
+export interface ProjectWithSecret {
+  project: Project;
+  secretKey: string;
+}
+
+export const projectRepository = {
+  /** Creates a project with a fresh key pair and makes `ownerId` its OWNER, in one transaction. */
+  async createWithOwner(em: EntityManager, name: string, ownerId: string): Promise<ProjectWithSecret> {
+    const keys = generateApiKeyPair();
+    return em.transactional(async (tx) => {
+      const project = tx.create(ProjectSchema, {
+        name,
+        publicKey: keys.publicKey,
+        secretKeyHash: keys.secretKeyHash,
+        secretKeyHint: keys.secretKeyHint,
+      });
+      await tx.flush();
+      tx.create(ProjectMemberSchema, { projectId: project.id, userId: ownerId, role: 'OWNER' });
+      await tx.flush();
+      return { project, secretKey: keys.secretKey };
+    });
+  },
+
+  /** New keys replace the old ones in the same statement: the old pair stops working at once. */
+  async regenerateKeys(em: EntityManager, projectId: string): Promise<{ publicKey: string; secretKey: string } | null> {
+    const keys = generateApiKeyPair();
+    const rows = await em.execute(
+      `update projects set public_key = ?, secret_key_hash = ?, secret_key_hint = ?, keys_rotated_at = now(), updated_at = now()
+       where id = ? returning id`,
+      [keys.publicKey, keys.secretKeyHash, keys.secretKeyHint, projectId],
+    );
+    return rows.length ? { publicKey: keys.publicKey, secretKey: keys.secretKey } : null;
+  },
+
+  async findByPublicKey(em: EntityManager, publicKey: string): Promise<Project | null> {
+    return em.findOne(ProjectSchema, { publicKey });
+  },
+
+  async findBySecretKey(em: EntityManager, secretKey: string): Promise<Project | null> {
+    return em.findOne(ProjectSchema, { secretKeyHash: sha256Hex(secretKey) });
+  },
+
+  async findById(em: EntityManager, id: string): Promise<Project | null> {
+    return em.findOne(ProjectSchema, { id });
+  },
+
+  /** The projects a user belongs to, with the user's role in each. */
+  async listForUser(em: EntityManager, userId: string): Promise<Array<{ project: Project; role: MemberRole }>> {
+    const memberships = await em.find(ProjectMemberSchema, { userId }, { orderBy: { createdAt: 'asc' } });
+    if (!memberships.length) return [];
+    const projects = await em.find(ProjectSchema, { id: { $in: memberships.map((m) => m.projectId) } });
+    const byId = new Map(projects.map((p) => [p.id, p]));
+    return memberships.flatMap((m) => (byId.has(m.projectId) ? [{ project: byId.get(m.projectId)!, role: m.role }] : []));
+  },
+};
+
+/** The project as the dashboard sees it: never the secret key, only its last characters. */
+export function serializeProject(project: Project, extra: Record<string, unknown> = {}) {
+  return {
+    id: project.id,
+    name: project.name,
+    publicKey: project.publicKey,
+    secretKeyHint: `sk_…${project.secretKeyHint}`,
+    disabled: project.disabled,
+    keysRotatedAt: project.keysRotatedAt ?? null,
+    createdAt: project.createdAt,
+    updatedAt: project.updatedAt,
+    ...extra,
+  };
+}

@@ -1,0 +1,112 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Every setting Mailroom reads from the environment, in one place (contract section 1).
+ * `DATABASE_URL` and `TEMPORAL_ADDRESS` are required by the API and worker processes;
+ * the start command fills them in when it runs the embedded PostgreSQL and Temporal.
+ */
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PUBLIC_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('mailroom'),
+  SMTP_URL: z.string().min(1).optional(),
+  MAIL_FROM: z.string().min(3).optional(),
+  DNS_SERVERS: z.string().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  SECRET: z.string().min(16).optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().positive().default(24),
+  DISABLE_SIGNUPS: booleanFromEnv.default('false'),
+  WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
+});
+
+export interface Config {
+  port: number;
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  dnsServers: string[];
+  dataDir: string;
+  secret: string;
+  rateLimitPerMinute: number;
+  idempotencyKeyTtlHours: number;
+  disableSignups: boolean;
+  webhookAllowPrivate: boolean;
+  logLevel: string;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings in the environment mean "unset", as in most twelve-factor apps.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    publicUrl,
+    databaseUrl: e.DATABASE_URL,
+    temporalAddress: e.TEMPORAL_ADDRESS,
+    temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalTaskQueue: e.TEMPORAL_TASK_QUEUE,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? `Mailroom <no-reply@${new URL(publicUrl).hostname}>`,
+    dnsServers: (e.DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    dataDir,
+    secret: e.SECRET ?? readOrCreateSecret(dataDir),
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    idempotencyKeyTtlHours: e.IDEMPOTENCY_KEY_TTL_HOURS,
+    disableSignups: e.DISABLE_SIGNUPS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    logLevel: e.LOG_LEVEL,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}
+
+/** The secret is generated once and kept under DATA_DIR so sessions and signed links survive restarts. */
+function readOrCreateSecret(dataDir: string): string {
+  const file = path.join(dataDir, 'secret');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const secret = crypto.randomBytes(32).toString('base64url');
+  try {
+    // 'wx' fails if another process (API and worker start together) wrote it first.
+    fs.writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim();
+    throw err;
+  }
+}
+
+export function requireSetting<T>(value: T | undefined, name: string): T {
+  if (value === undefined) throw new ConfigError(`${name} must be set`);
+  return value;
+}

@@ -1,0 +1,21 @@
+import pino, { type Logger, type DestinationStream } from 'pino';
+
+export type { Logger };
+
+/**
+ * Structured JSON logs, one object per line, for the API, the worker and the start command.
+ * `destination` lets tests capture the lines they assert on.
+ */
+export function createLogger(options: { level: string; name: string; destination?: DestinationStream }): Logger {
+  return pino(
+    {
+      level: options.level,
+      name: options.name,
+      base: { pid: process.pid, service: options.name },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: ['*.password', '*.secretKey', 'req.headers.authorization', 'req.headers.cookie'], remove: true },
+    },
+    options.destination,
+  );
+}

@@ -1,0 +1,32 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from '../lib/config';
+import { requireSetting } from '../lib/config';
+
+export interface TemporalHandle {
+  client: Client;
+  connection: Connection;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The API's Temporal client. The connection is lazy, so the API starts (and reports Temporal
+ * as down on /health) even while Temporal is still starting or unreachable.
+ */
+export function createTemporalClient(config: Config): TemporalHandle {
+  const connection = Connection.lazy({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') });
+  const client = new Client({ connection, namespace: config.temporalNamespace });
+  return { client, connection, taskQueue: config.temporalTaskQueue, close: () => connection.close() };
+}
+
+/** True when the frontend answers within the deadline; used by /health. */
+export async function isTemporalReachable(handle: TemporalHandle, timeoutMs = 2000): Promise<boolean> {
+  try {
+    await handle.connection.withDeadline(Date.now() + timeoutMs, () =>
+      handle.connection.workflowService.getSystemInfo({}),
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}

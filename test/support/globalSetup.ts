@@ -1,0 +1,46 @@
+/**
+ * Starts what every test file shares: a PostgreSQL server (TEST_DATABASE_URL when set, else an
+ * embedded one) and a Temporal dev server, and bundles the workflow code once. Each test file
+ * then creates its own database and task queue (test/support/testStack.ts).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../../db/embeddedPostgres';
+import { startTemporalDevServer } from '../../temporal-config/devServer';
+import { findFreePort } from '../../lib/freePort';
+import { buildWorkflowBundle } from '../../worker/createWorker';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
+
+export default async function globalSetup(): Promise<void> {
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-test-'));
+  // As root, the embedded PostgreSQL runs as the postgres user, which must be able to enter here.
+  fs.chmodSync(runDir, 0o755);
+  const stops: Array<() => Promise<void>> = [];
+
+  let pgServerUrl = process.env.TEST_DATABASE_URL;
+  if (!pgServerUrl) {
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(runDir, 'postgres'), port: await findFreePort() });
+    pgServerUrl = pg.url;
+    stops.push(pg.stop);
+  }
+
+  const temporal = await startTemporalDevServer({
+    binaryPath: ensureTemporalBinary(),
+    port: 0,
+    uiPort: false,
+    namespace: 'default',
+    logFile: path.join(runDir, 'temporal.log'),
+  });
+  stops.unshift(temporal.stop);
+
+  const bundlePath = path.join(runDir, 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, (await buildWorkflowBundle()).code);
+
+  process.env.MAILROOM_TEST_PG_SERVER_URL = pgServerUrl;
+  process.env.MAILROOM_TEST_TEMPORAL_ADDRESS = temporal.address;
+  process.env.MAILROOM_WORKFLOW_BUNDLE = bundlePath;
+  process.env.MAILROOM_TEST_RUN_DIR = runDir;
+  (globalThis as { __mailroomStops?: Array<() => Promise<void>> }).__mailroomStops = stops;
+}

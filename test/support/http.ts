@@ -1,0 +1,63 @@
+export interface HttpResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is (not JSON-encoded). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  /** Bearer API key. */
+  key?: string;
+  /** Session cookie value (`mailroom_session=…`). */
+  cookie?: string;
+}
+
+/** Real HTTP against the API under test, with the JSON and cookie plumbing tests would otherwise repeat. */
+export class HttpClient {
+  constructor(readonly baseUrl: string) {}
+
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.key) headers.Authorization = `Bearer ${options.key}`;
+    if (options.cookie) headers.Cookie = options.cookie;
+    let body: string | Buffer | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const res = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  get<T = any>(path: string, options?: RequestOptions) {
+    return this.request<T>('GET', path, options);
+  }
+  post<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('POST', path, { ...options, body });
+  }
+  patch<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('PATCH', path, { ...options, body });
+  }
+  put<T = any>(path: string, body?: unknown, options: RequestOptions = {}) {
+    return this.request<T>('PUT', path, { ...options, body });
+  }
+  delete<T = any>(path: string, options: RequestOptions = {}) {
+    return this.request<T>('DELETE', path, options);
+  }
+}
+
+/** `name=value` of the Set-Cookie header named `name`, ready to send back. */
+export function cookieFrom(res: HttpResponse, name = 'mailroom_session'): string {
+  const setCookies = res.headers.getSetCookie();
+  const found = setCookies.find((c) => c.startsWith(`${name}=`));
+  if (!found) throw new Error(`no ${name} cookie in response (status ${res.status})`);
+  return found.split(';')[0];
+}

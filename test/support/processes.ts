@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const root = path.resolve(__dirname, '../..');
+
+export interface ChildService {
+  process: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  /** Resolves with the first JSON log line (seen or coming) that matches. */
+  waitForLine(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Runs `api/main.ts` or `worker/main.ts` as a real child process, as `npm start` does. */
+export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Record<string, string>): ChildService {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  const waiters: Array<() => void> = [];
+  const stderr: string[] = [];
+  readline.createInterface({ input: child.stdout! }).on('line', (text) => {
+    try {
+      lines.push(JSON.parse(text));
+      waiters.splice(0).forEach((w) => w());
+    } catch {
+      // not a log line
+    }
+  });
+  readline.createInterface({ input: child.stderr! }).on('line', (text) => stderr.push(text));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    process: child,
+    lines,
+    exited,
+    kill: (signal = 'SIGTERM') => void child.kill(signal),
+    waitForLine(match, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${stderr.slice(-20).join('\n')}`)), timeoutMs);
+        const check = () => {
+          const found = lines.find(match);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          } else waiters.push(check);
+        };
+        void exited.then((code) => {
+          if (!lines.find(match)) {
+            clearTimeout(timer);
+            reject(new Error(`${entry} exited (${code}) before the expected log line; stderr: ${stderr.slice(-20).join('\n')}`));
+          }
+        });
+        check();
+      });
+    },
+  };
+}
+
+/** Starts an API process and returns its base URL once it listens. */
+export async function spawnApi(env: Record<string, string>): Promise<ChildService & { url: string }> {
+  const service = spawnService('api/main.ts', env);
+  const line = await service.waitForLine((l) => l.msg === 'api listening');
+  return Object.assign(service, { url: `http://127.0.0.1:${line.port}` });
+}

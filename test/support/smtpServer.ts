@@ -1,0 +1,70 @@
+import { SMTPServer } from 'smtp-server';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedMail {
+  envelopeTo: string[];
+  raw: string;
+  parsed: ParsedMail;
+}
+
+export interface TestSmtpServer {
+  url: string;
+  messages: ReceivedMail[];
+  /** Resolves with the first message (already received or arriving within the timeout) that matches. */
+  waitFor(match: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real SMTP server on a free loopback port that keeps what it receives. Recipients listed in
+ * `rejectRecipients` get a permanent 550, to exercise hard failures.
+ */
+export async function startSmtpServer(options: { rejectRecipients?: string[] } = {}): Promise<TestSmtpServer> {
+  const messages: ReceivedMail[] = [];
+  const waiters: Array<() => void> = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (options.rejectRecipients?.includes(address.address.toLowerCase())) {
+        const err = new Error('Mailbox unavailable') as Error & { responseCode: number };
+        err.responseCode = 550;
+        return callback(err);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', async () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        messages.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, parsed: await simpleParser(raw) });
+        waiters.splice(0).forEach((w) => w());
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    waitFor(match, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error(`no matching mail within ${timeoutMs} ms (received ${messages.length})`)), timeoutMs);
+        const check = () => {
+          const found = messages.find(match);
+          if (found) {
+            clearTimeout(deadline);
+            resolve(found);
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,118 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Worker } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, type Config } from '../../lib/config';
+import { createLogger, type Logger } from '../../lib/logger';
+import { ensureDatabase, dropDatabase } from '../../db/embeddedPostgres';
+import { runMigrations } from '../../db/migrate';
+import { createOrm, type Orm } from '../../db/orm';
+import { startApiServer, type RunningApi } from '../../api/server';
+import { createMailTransport, type MailTransport } from '../../mail/mailTransport';
+import { createWorker } from '../../worker/createWorker';
+import { ensureSchedules } from '../../worker/schedules';
+import { installTemporalRuntime } from '../../worker/temporalLogging';
+import { HttpClient } from './http';
+import { createEventTriggers, type EventTriggers } from '../../db/events/eventTriggers';
+
+export interface TestStack {
+  config: Config;
+  databaseUrl: string;
+  api: RunningApi;
+  http: HttpClient;
+  /** The worker's ORM and mail transport (what activities use). */
+  orm: Orm;
+  mail: MailTransport;
+  temporal: Client;
+  /** Every JSON log line the API and worker wrote, parsed. */
+  logs: Array<Record<string, unknown>>;
+  logger: Logger;
+  eventTriggers: EventTriggers;
+  stop(): Promise<void>;
+}
+
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: process.env.MAILROOM_TEST_TEMPORAL_ADDRESS!,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: `test-${crypto.randomBytes(6).toString('hex')}`,
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-data-')),
+    SECRET: crypto.randomBytes(24).toString('base64url'),
+    LOG_LEVEL: 'info',
+    PORT: '0',
+    PUBLIC_URL: 'http://mailroom.test',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    ...overrides,
+  };
+}
+
+/** A throwaway database with every migration applied. */
+export async function createTestDatabase(): Promise<string> {
+  const name = `mailroom_test_${crypto.randomBytes(6).toString('hex')}`;
+  const url = await ensureDatabase(process.env.MAILROOM_TEST_PG_SERVER_URL!, name);
+  await runMigrations(url);
+  return url;
+}
+
+export async function dropTestDatabase(url: string): Promise<void> {
+  await dropDatabase(process.env.MAILROOM_TEST_PG_SERVER_URL!, new URL(url).pathname.slice(1));
+}
+
+/**
+ * Everything a test file talks to, for real: its own PostgreSQL database, the API on a loopback
+ * port, and a worker on its own Temporal task queue.
+ */
+export async function startTestStack(options: { env?: Record<string, string>; worker?: boolean } = {}): Promise<TestStack> {
+  const databaseUrl = await createTestDatabase();
+  const config = loadConfig({ ...testEnv(options.env), DATABASE_URL: databaseUrl });
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = createLogger({
+    level: config.logLevel,
+    name: 'test',
+    destination: { write: (line: string) => void logs.push(JSON.parse(line)) },
+  });
+  installTemporalRuntime(logger);
+
+  // One trigger point shared by the API and the worker, as listeners see every event in production.
+  const eventTriggers = createEventTriggers(logger);
+  const api = await startApiServer(config, logger, { host: '127.0.0.1', eventTriggers });
+  const orm = await createOrm(databaseUrl);
+  const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  const connection = await Connection.connect({ address: config.temporalAddress! });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  if (options.worker !== false) {
+    ({ worker } = await createWorker({ config, orm, mail, logger, eventTriggers }));
+    running = worker.run();
+    await ensureSchedules(temporal, config.temporalTaskQueue);
+  }
+
+  return {
+    config,
+    databaseUrl,
+    api,
+    http: new HttpClient(api.url),
+    orm,
+    mail,
+    temporal,
+    logs,
+    logger,
+    eventTriggers,
+    async stop() {
+      if (worker) {
+        worker.shutdown();
+        await running;
+      }
+      await api.close();
+      await mail.close();
+      await orm.close();
+      await connection.close();
+      await dropTestDatabase(databaseUrl);
+      fs.rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Config } from '../lib/config';
+import { requireSetting } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { createActivities, type ActivityDeps } from '../activities';
+import { activityFailureLogging } from './temporalLogging';
+
+const workflowsPath = require.resolve('../workflows');
+const workflowInterceptorsPath = require.resolve('../workflows/interceptors');
+
+/**
+ * Bundles the workflow code once. The worker process bundles at start; tests bundle once per
+ * run (`MAILROOM_WORKFLOW_BUNDLE`) and reuse it across the many workers they create.
+ */
+export async function buildWorkflowBundle(): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [workflowInterceptorsPath], logger: quietBundlerLogger });
+}
+
+const noop = () => undefined;
+const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
+
+export interface CreateWorkerOptions extends ActivityDeps {
+  connection?: NativeConnection;
+  workflowBundle?: WorkflowBundleOption;
+}
+
+export async function createWorker(options: CreateWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const { config } = options;
+  const connection =
+    options.connection ?? (await NativeConnection.connect({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') }));
+  const bundle = options.workflowBundle ?? (process.env.MAILROOM_WORKFLOW_BUNDLE ? { codePath: process.env.MAILROOM_WORKFLOW_BUNDLE } : undefined);
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.temporalTaskQueue,
+    ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
+    activities: createActivities(options),
+    interceptors: {
+      ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),
+      activity: [activityFailureLogging(options.logger)],
+    },
+    // Sized for a 2-core machine; the SDK defaults are for development.
+    maxConcurrentActivityTaskExecutions: 20,
+    maxConcurrentWorkflowTaskExecutions: 20,
+    maxCachedWorkflows: 500,
+    shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+  });
+  return { worker, connection };
+}
+
+export function describeConfig(config: Config) {
+  return { taskQueue: config.temporalTaskQueue, namespace: config.temporalNamespace, temporalAddress: config.temporalAddress };
+}
