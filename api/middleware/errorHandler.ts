@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../lib/logger';
 import { ApiError, invalidJson, payloadTooLarge, badRequest } from '../http/errors';
+import { fromDatabaseError } from '../http/databaseErrors';
 
 function envelope(ctx: Context, err: ApiError) {
   return {
@@ -47,7 +48,10 @@ export function errorHandler(logger: Logger): Middleware {
         });
       }
     } catch (thrown) {
-      let err = thrown instanceof ApiError ? thrown : fromParserError(thrown);
+      let err = thrown instanceof ApiError ? thrown : (fromDatabaseError(thrown) ?? fromParserError(thrown));
+      if (err && !(thrown instanceof ApiError) && err.status === 400 && err.code === 'BAD_REQUEST') {
+        logger.warn({ err: thrown, requestId: ctx.state.requestId }, 'database refused a value that validation let through');
+      }
       if (!err) {
         logger.error({ err: thrown, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
         err = new ApiError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred');

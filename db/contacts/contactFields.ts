@@ -21,8 +21,9 @@ export function customFieldPath(field: string): string[] | null {
   return parts;
 }
 
-// ISO 8601 dates and date-times, as strings in data, are typed "date".
-const ISO_DATE = `'^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$'`;
+// ISO 8601 dates and date-times, as strings in data, are typed "date". Bound as a parameter:
+// knex would read its `?` characters as placeholders.
+const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 
 export const contactFields = {
   /** Standard fields, then every top-level data key with its most common type and its coverage in percent. */
@@ -30,14 +31,14 @@ export const contactFields = {
     const [{ n: total }] = await em.execute(`select count(*)::int as n from contacts where project_id = ?`, [projectId]);
     const rows = await em.execute<Array<{ key: string; type: FieldType; n: number }>>(
       `select e.key,
-              case when jsonb_typeof(e.value) = 'string' and (e.value #>> '{}') ~ ${ISO_DATE} then 'date'
+              case when jsonb_typeof(e.value) = 'string' and (e.value #>> '{}') ~ ? then 'date'
                    when jsonb_typeof(e.value) = 'null' then 'string'
                    else jsonb_typeof(e.value) end as type,
               count(*)::int as n
        from contacts c, jsonb_each(c.data) e
        where c.project_id = ?
        group by 1, 2`,
-      [projectId],
+      [ISO_DATE, projectId],
     );
     const byKey = new Map<string, { contacts: number; types: Map<FieldType, number> }>();
     for (const row of rows) {

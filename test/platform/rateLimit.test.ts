@@ -9,7 +9,7 @@ describe('rate limit across two API processes sharing one database', () => {
 
   beforeAll(async () => {
     databaseUrl = await createTestDatabase();
-    const env = { ...testEnv({ RATE_LIMIT_PER_MINUTE: '10', LOG_LEVEL: 'warn' }), DATABASE_URL: databaseUrl };
+    const env = { ...testEnv({ RATE_LIMIT_PER_MINUTE: '10' }), DATABASE_URL: databaseUrl };
     apis.push(...(await Promise.all([spawnApi(env), spawnApi(env)])));
   }, 60_000);
 

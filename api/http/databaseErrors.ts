@@ -1,0 +1,22 @@
+import { ApiError, conflict, validationFailed } from './errors';
+
+/**
+ * What a refused write means to the caller, by constraint. The database holds these rules
+ * for every write path; this turns its refusals into the API's 4xx.
+ */
+const constraintMeanings: Record<string, () => ApiError> = {
+  contacts_data_limits: () =>
+    validationFailed([{ field: 'data', message: 'The contact data would exceed 100 keys or 64 KB as JSON', code: 'too_big' }]),
+  contacts_project_email_unique: () => conflict('Another contact of this project already uses this email'),
+};
+
+export function fromDatabaseError(err: unknown): ApiError | undefined {
+  const e = err as { code?: unknown; constraint?: unknown; sqlState?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.sqlState === 'string' ? e.sqlState : undefined;
+  if (!code || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  if (typeof e.constraint === 'string' && constraintMeanings[e.constraint]) return constraintMeanings[e.constraint]();
+  // Class 22 (data exception): a value the database cannot take. Validation should have caught it
+  // first; answering 400 keeps "no input produces a 500" true if it did not.
+  if (code.startsWith('22')) return new ApiError(400, 'BAD_REQUEST', 'A value in the request cannot be stored');
+  return undefined;
+}
