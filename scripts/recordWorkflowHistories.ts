@@ -1,0 +1,72 @@
+/**
+ * Records a real history of every workflow into test/replay/histories/, for the replay test
+ * (test/replay/replay.test.ts) that makes a non-deterministic workflow change fail CI.
+ *
+ *   node --import tsx scripts/recordWorkflowHistories.ts
+ *
+ * Run it when a workflow gains a new path worth pinning. Existing files are never overwritten:
+ * old histories must keep replaying, since runs started by the old code may still be open.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import globalSetup from '../test/support/globalSetup';
+import globalTeardown from '../test/support/globalTeardown';
+import { startTestStack } from '../test/support/testStack';
+import { accountWithProject, signUp } from '../test/support/accounts';
+import { uploadFile } from '../test/support/multipart';
+import { eventually } from '../test/support/eventually';
+import { hourlyCleanupScheduleId } from '../worker/schedules';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+
+const outDir = path.resolve(__dirname, '../test/replay/histories');
+
+async function main() {
+  await globalSetup();
+  const stack = await startTestStack();
+  const saved: string[] = [];
+  async function save(name: string, workflowId: string) {
+    const handle = stack.temporal.workflow.getHandle(workflowId);
+    await handle.result().catch(() => undefined);
+    const file = path.join(outDir, `${name}.json`);
+    if (fs.existsSync(file)) return;
+    const history = await handle.fetchHistory();
+    fs.writeFileSync(file, JSON.stringify(JSON.parse(historyToJSON(history)), null, 1));
+    saved.push(file);
+  }
+  try {
+    const { project, account } = await accountWithProject(stack.http);
+    const [token] = await stack.orm.em.fork().execute(`select id from user_tokens where user_id = ?`, [account.userId]);
+    await save('accountEmailWorkflow-sent', `account-email-${token.id}`);
+
+    const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'a.csv', content: 'email,plan\na@example.com,pro\nbad,free\n' });
+    await save('importContactsWorkflow-completed', `import-${upload.body.jobId}`);
+
+    const contact = await stack.http.post('/contacts', { email: 'b@example.com' }, { key: project.secretKey });
+    const bulk = await stack.http.post('/contacts/bulk-unsubscribe', { contactIds: [contact.body.id] }, { key: project.secretKey });
+    await save('bulkContactsWorkflow-completed', `bulk-${bulk.body.jobId}`);
+
+    // An import whose upload vanished: the failure path (job marked FAILED, workflow failed).
+    const doomed = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'b.csv', content: 'email\nc@example.com\n' });
+    await stack.orm.em.fork().execute(`delete from job_uploads where job_id = ?`, [doomed.body.jobId]);
+    await save('importContactsWorkflow-failed', `import-${doomed.body.jobId}`);
+
+    const schedule = stack.temporal.schedule.getHandle(hourlyCleanupScheduleId(stack.config.temporalTaskQueue));
+    await schedule.trigger();
+    const run = await eventually(async () => {
+      const d = await schedule.describe();
+      if (!d.info.recentActions.length) throw new Error('not yet');
+      return d.info.recentActions[0].action.workflow.workflowId;
+    });
+    await save('hourlyCleanupWorkflow-completed', run);
+    await signUp(stack.http);
+  } finally {
+    await stack.stop();
+    await globalTeardown();
+  }
+  console.log(saved.length ? `recorded:\n${saved.join('\n')}` : 'nothing new to record');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+import { startTestStack, type TestStack } from '../support/testStack';
+import { accountWithProject } from '../support/accounts';
+import { uploadFile } from '../support/multipart';
+import { spawnService, type ChildService } from '../support/processes';
+import { eventually } from '../support/eventually';
+
+/**
+ * The import runs in a real worker process that is killed (SIGKILL, no chance to clean up) in
+ * the middle of the import; a second worker picks the job up where the job record says it
+ * stopped. Every row must end up imported exactly once.
+ */
+describe('a worker killed mid-import', () => {
+  let stack: TestStack;
+  const workers: ChildService[] = [];
+  beforeAll(async () => {
+    stack = await startTestStack({ worker: false });
+  });
+  afterAll(async () => {
+    for (const w of workers) w.kill('SIGKILL');
+    await stack.stop();
+  });
+
+  const workerEnv = () => ({
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.config.temporalAddress!,
+    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
+    DATA_DIR: stack.config.dataDir,
+    SECRET: stack.config.secret,
+    LOG_LEVEL: 'info',
+  });
+
+  it('resumes without losing or duplicating a row', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const rows = 40_000;
+    const lines = ['email,n,plan'];
+    for (let i = 0; i < rows; i++) lines.push(`person${i}@example.com,${i},${i % 3 ? 'free' : 'pro'}`);
+
+    const first = spawnService('worker/main.ts', workerEnv());
+    workers.push(first);
+    await first.waitForLine((l) => l.msg === 'worker started');
+
+    const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'big.csv', content: lines.join('\n') });
+    expect(upload.status).toBe(202);
+    const jobPath = `/contacts/import/${upload.body.jobId}`;
+
+    // Kill the worker once some batches are committed and most are not.
+    const atKill = await eventually(
+      async () => {
+        const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+        if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
+        return job;
+      },
+      60_000,
+      20,
+    );
+    first.kill('SIGKILL');
+    await first.exited;
+    expect(atKill.processed).toBeLessThan(rows);
+
+    const second = spawnService('worker/main.ts', workerEnv());
+    workers.push(second);
+    const done = await eventually(
+      async () => {
+        const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+        if (job.status !== 'COMPLETED') throw new Error(`${job.status} ${job.processed}`);
+        return job;
+      },
+      90_000,
+      200,
+    );
+    expect(done).toMatchObject({ total: rows, processed: rows, succeeded: rows, failed: 0, errors: [] });
+    const [{ n, distinct_n }] = await stack.orm.em
+      .fork()
+      .execute(`select count(*)::int as n, count(distinct (data->>'n'))::int as distinct_n from contacts where project_id = ?`, [project.id]);
+    expect(n).toBe(rows);
+    expect(distinct_n).toBe(rows);
+  }, 180_000);
+});
