@@ -240,6 +240,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       ...(ids ?? {}),
     },
   );
+  child.on('error', () => undefined); // startup reports spawn errors; a later failed kill must not crash us
   stopOnExit(child);
 
   // Always drain both pipes so postgres never blocks on a full one.

@@ -12,7 +12,7 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     discovery: { warnWhenNoEntities: true },
-    pool: { min: 0, max: 10 },
+    pool: { min: 0, max: Number(process.env.DATABASE_POOL_MAX ?? 20) },
     // Timestamps come back as Date; jsonb stays parsed by the driver.
     forceUtcTimezone: true,
     debug: false,

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import pino from 'pino';
 import { loadConfig } from '../lib/config';
 import type { Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
@@ -52,13 +53,12 @@ function redactUrl(url: string): string {
   }
 }
 
-/** Exits once the logger has written everything (its stdout stream is asynchronous). */
-function exitAfterFlush(logger: Logger, code: number): void {
-  const timer = setTimeout(() => process.exit(code), 2000);
-  logger.flush(() => {
-    clearTimeout(timer);
-    process.exit(code);
-  });
+/**
+ * Synchronous stdout: this process exits right after its last lines, and with pino's default
+ * asynchronous stream those can come out reordered (an in-flight write races the exit flush).
+ */
+function startLogger(level: string): Logger {
+  return createLogger({ level, name: 'start', destination: pino.destination({ dest: 1, sync: true }) });
 }
 
 function checkpoint(): void {
@@ -83,7 +83,8 @@ function runChild(name: Managed['name'], entry: string, env: NodeJS.ProcessEnv):
       }
       resolve();
     });
-    child.once('error', (err) => {
+    child.on('error', (err) => {
+      if (child.pid !== undefined) return; // a failed kill; the exit handler covers the rest
       log.error({ process: name, err }, `could not start ${name}`);
       if (!shutdownPromise) void shutdown(1, `${name} failed to start`);
       resolve();
@@ -193,7 +194,7 @@ function shutdown(exitCode: number, reason: string): Promise<void> {
       }
     }
     log.info({ exitCode }, 'Mailroom stopped');
-    exitAfterFlush(log, exitCode);
+    process.exit(exitCode);
   })();
   return shutdownPromise;
 }
@@ -218,12 +219,10 @@ function main(): void {
   try {
     config = loadConfig();
   } catch (err) {
-    const logger = createLogger({ level: 'info', name: 'start' });
-    logger.fatal({ err }, err instanceof Error ? err.message : String(err));
-    exitAfterFlush(logger, 1);
-    return;
+    startLogger('info').fatal({ err }, err instanceof Error ? err.message : String(err));
+    process.exit(1);
   }
-  log = createLogger({ level: config.logLevel, name: 'start' });
+  log = startLogger(config.logLevel);
 
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -222,6 +222,7 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   } finally {
     if (logFd !== undefined) fs.closeSync(logFd); // the child has its own copy
   }
+  child.on('error', () => undefined); // startup reports spawn errors; a later failed kill must not crash us
   child.stderr?.on('data', (chunk: Buffer) => {
     memoryTail = (memoryTail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
   });

@@ -37,12 +37,16 @@ export const projectRepository = {
     return rows.length ? { publicKey: keys.publicKey, secretKey: keys.secretKey } : null;
   },
 
+  // Every key-authenticated request starts here, so these two skip the query builder: one indexed
+  // lookup, mapped onto the entity.
   async findByPublicKey(em: EntityManager, publicKey: string): Promise<Project | null> {
-    return em.findOne(ProjectSchema, { publicKey });
+    const rows = await em.execute(`select * from projects where public_key = ?`, [publicKey]);
+    return rows.length ? em.map(ProjectSchema, rows[0]) : null;
   },
 
   async findBySecretKey(em: EntityManager, secretKey: string): Promise<Project | null> {
-    return em.findOne(ProjectSchema, { secretKeyHash: sha256Hex(secretKey) });
+    const rows = await em.execute(`select * from projects where secret_key_hash = ?`, [sha256Hex(secretKey)]);
+    return rows.length ? em.map(ProjectSchema, rows[0]) : null;
   },
 
   async findById(em: EntityManager, id: string): Promise<Project | null> {

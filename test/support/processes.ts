@@ -15,8 +15,8 @@ export interface ChildService {
 }
 
 /** Runs `api/main.ts` or `worker/main.ts` as a real child process, as `npm start` does. */
-export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Record<string, string>): ChildService {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Record<string, string>, nodeArgs: string[] = []): ChildService {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,8 +62,8 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
 }
 
 /** Starts an API process and returns its base URL once it listens. */
-export async function spawnApi(env: Record<string, string>): Promise<ChildService & { url: string }> {
-  const service = spawnService('api/main.ts', env);
+export async function spawnApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildService & { url: string }> {
+  const service = spawnService('api/main.ts', env, nodeArgs);
   const line = await service.waitForLine((l) => l.msg === 'api listening');
   return Object.assign(service, { url: `http://127.0.0.1:${line.port}` });
 }

@@ -1,0 +1,92 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDatabase, dropDatabase, startEmbeddedPostgres } from '../../db/embeddedPostgres';
+import { runMigrations } from '../../db/migrate';
+import { startTemporalDevServer } from '../../temporal-config/devServer';
+import { findFreePort } from '../../lib/freePort';
+import { spawnService, spawnApi, type ChildService } from '../../test/support/processes';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
+
+/**
+ * What a benchmark measures against: a fresh database (on BENCH_DATABASE_URL's server, by default
+ * the machine's PostgreSQL at 127.0.0.1:5432, else an embedded one), and the API (and worker) as
+ * real child processes, exactly as `npm start` runs them. The load generator runs in this process,
+ * on the same 2-core machine.
+ */
+export interface BenchStack {
+  apiUrl: string;
+  databaseUrl: string;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function serverUrl(stops: Array<() => Promise<void>>): Promise<string> {
+  const configured = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  try {
+    await ensureDatabase(configured, 'postgres');
+    return configured;
+  } catch {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-bench-pg-'));
+    fs.chmodSync(dir, 0o755);
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await findFreePort() });
+    stops.push(pg.stop);
+    return pg.url;
+  }
+}
+
+export async function startBenchStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<BenchStack> {
+  const stops: Array<() => Promise<void>> = [];
+  const server = await serverUrl(stops);
+  const dbName = `mailroom_bench_${crypto.randomBytes(4).toString('hex')}`;
+  const databaseUrl = await ensureDatabase(server, dbName);
+  await runMigrations(databaseUrl);
+  stops.unshift(() => dropDatabase(server, dbName));
+
+  let temporalAddress = '127.0.0.1:1'; // the API's Temporal client is lazy; track never calls it
+  if (options.worker) {
+    const temporal = await startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port: 0, uiPort: false, namespace: 'default' });
+    temporalAddress = temporal.address;
+    stops.unshift(temporal.stop);
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-bench-data-'));
+  const env = {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: `bench-${crypto.randomBytes(4).toString('hex')}`,
+    DATA_DIR: dataDir,
+    SECRET: crypto.randomBytes(24).toString('base64url'),
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
+  const children: ChildService[] = [];
+  if (options.worker) {
+    const worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' });
+    children.push(worker);
+    await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
+  }
+  // BENCH_API_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", to profile the API under load.
+  const api = await spawnApi({ ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  children.push(api);
+  return {
+    apiUrl: api.url,
+    databaseUrl,
+    env,
+    async stop() {
+      for (const child of children) {
+        child.kill('SIGTERM');
+        await child.exited;
+      }
+      for (const stop of stops) await stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function printFigures(title: string, figures: Record<string, string | number>) {
+  console.log(`\n${title}`);
+  for (const [name, value] of Object.entries(figures)) console.log(`  ${name.padEnd(34)} ${value}`);
+}
