@@ -3,6 +3,7 @@ import { accountWithProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
 import { spawnService, type ChildService } from '../support/processes';
 import { eventually } from '../support/eventually';
+import { importContactsWorkflow } from '../../workflows';
 
 /**
  * The import runs in a real worker process that is killed (SIGKILL, no chance to clean up) in
@@ -75,4 +76,27 @@ describe('a worker killed mid-import', () => {
     expect(n).toBe(rows);
     expect(distinct_n).toBe(rows);
   }, 180_000);
+
+  it('logs one line per failed activity attempt and one per failed workflow run', async () => {
+    const worker = workers[workers.length - 1];
+    const { project } = await accountWithProject(stack.http);
+    // A job whose upload is missing: the activity fails for good, and so does the run.
+    const [row] = await stack.orm.em.fork().execute(`insert into jobs (project_id, type, total) values (?, 'IMPORT', 1) returning id`, [project.id]);
+    await stack.temporal.workflow.start(importContactsWorkflow, {
+      workflowId: `import-${row.id}`,
+      taskQueue: stack.config.temporalTaskQueue,
+      args: [{ jobId: row.id }],
+    });
+    const upload = { body: { jobId: row.id as string } };
+    const job = await eventually(async () => {
+      const res = (await stack.http.get(`/contacts/import/${upload.body.jobId}`, { key: project.secretKey })).body;
+      if (res.status !== 'FAILED') throw new Error(res.status);
+      return res;
+    }, 60_000);
+    expect(job.error).toMatch(/upload .* is missing/);
+    const workflowId = `import-${upload.body.jobId}`;
+    await worker.waitForLine((l) => l.event === 'activity.failed' && l.workflowId === workflowId && l.activityType === 'importContactsBatches');
+    await worker.waitForLine((l) => l.event === 'workflow.failed' && l.workflowId === workflowId);
+  }, 120_000);
 });
+
