@@ -1,6 +1,6 @@
 /** The API process: serves HTTP until SIGINT/SIGTERM, then drains in-flight requests and exits. */
 import { loadConfig } from '../lib/config';
-import { createLogger } from '../lib/logger';
+import { createLogger, flushLogger } from '../lib/logger';
 import { startApiServer } from './server';
 
 async function main() {
@@ -18,10 +18,12 @@ async function main() {
       .close()
       .then(() => {
         logger.info('api stopped');
+        flushLogger(logger);
         process.exit(0);
       })
       .catch((err) => {
         logger.error({ err }, 'api shutdown failed');
+        flushLogger(logger);
         process.exit(1);
       });
   };

@@ -8,6 +8,7 @@ import type { TemporalHandle } from '../temporal-config/client';
 import type { Project } from '../db/entities/project';
 import type { User } from '../db/entities/user';
 import type { EventTriggers } from '../db/events/eventTriggers';
+import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -16,6 +17,7 @@ export interface ApiDeps {
   temporal: TemporalHandle;
   logger: Logger;
   eventTriggers: EventTriggers;
+  contactWrites: ContactWriteBatcher;
 }
 
 export interface AppState {
@@ -24,6 +26,8 @@ export interface AppState {
   /** Set by the key middleware: the project the key (or session + X-Project-Id) belongs to. */
   project?: Project;
   keyKind?: 'public' | 'secret' | 'session';
+  /** This request's count in the rate-limit window, when the key lookup already made it. */
+  rateLimitHit?: import('../db/repositories/rateLimitRepository').RateLimitHit;
   /** Set by the session middleware. */
   user?: User;
 }

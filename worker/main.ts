@@ -1,7 +1,7 @@
 /** The worker process: runs Mailroom's workflows and activities until SIGINT/SIGTERM, then drains. */
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, requireSetting } from '../lib/config';
-import { createLogger } from '../lib/logger';
+import { createLogger, flushLogger } from '../lib/logger';
 import { createOrm } from '../db/orm';
 import { createMailTransport } from '../mail/mailTransport';
 import { createWorker, describeConfig } from './createWorker';
@@ -29,6 +29,7 @@ async function main() {
   await mail.close();
   await orm.close();
   await connection.close();
+  flushLogger(logger);
 }
 
 main().catch((err) => {

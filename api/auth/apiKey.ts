@@ -6,6 +6,8 @@ import { projectRepository } from '../../db/repositories/projectRepository';
 import { memberRepository } from '../../db/repositories/memberRepository';
 import { sessionUser } from './session';
 import { isUuid } from '../http/validation';
+import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
+import { sha256Hex } from '../../lib/crypto';
 
 export type KeyKind = 'secret' | 'public';
 
@@ -40,10 +42,18 @@ export function requireKey(kind: KeyKind, config: Config): Middleware<AppState> 
     if (!given) throw invalidApiKey('Invalid API key: keys start with pk_ or sk_');
     if (given !== kind) throw invalidApiKey(wrongKindMessage[kind]);
     if (key.length > 200) throw invalidApiKey();
-    const project =
-      given === 'secret'
-        ? await projectRepository.findBySecretKey(ctx.state.em, key)
-        : await projectRepository.findByPublicKey(ctx.state.em, key);
+    let project;
+    if (config.rateLimitPerMinute > 0) {
+      // Looked up and counted for the rate limit in one statement; rateLimit() decides with the count.
+      const found = await rateLimitRepository.findProjectAndHit(ctx.state.em, given === 'secret' ? 'secret_key_hash' : 'public_key', given === 'secret' ? sha256Hex(key) : key);
+      if (found) ctx.state.rateLimitHit = found.hit;
+      project = found?.project;
+    } else {
+      project =
+        given === 'secret'
+          ? await projectRepository.findBySecretKey(ctx.state.em, key)
+          : await projectRepository.findByPublicKey(ctx.state.em, key);
+    }
     if (!project) throw invalidApiKey();
     ctx.state.keyKind = given;
     return withProject(project, ctx, next);

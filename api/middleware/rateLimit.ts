@@ -15,7 +15,7 @@ export function rateLimit(limit: number): Middleware<AppState> {
   return async (ctx, next) => {
     const project = ctx.state.project;
     if (limit <= 0 || !project) return next();
-    const hit = await rateLimitRepository.hit(ctx.state.em, project.id);
+    const hit = ctx.state.rateLimitHit ?? (await rateLimitRepository.hit(ctx.state.em, project.id));
     const used = Math.ceil(hit.previous * ((WINDOW_MS - hit.elapsedMs) / WINDOW_MS) + hit.current);
     const resetSeconds = Math.max(1, Math.ceil((WINDOW_MS - hit.elapsedMs) / 1000));
     ctx.set('RateLimit-Limit', String(limit));

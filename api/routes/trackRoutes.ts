@@ -6,7 +6,6 @@ import { requireKey } from '../auth/apiKey';
 import { rateLimit } from '../middleware/rateLimit';
 import { idempotency } from '../middleware/idempotency';
 import { contactData, eventName } from '../schemas/contactSchemas';
-import { contactRepository } from '../../db/contacts/contactRepository';
 import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import type { Middleware } from 'koa';
 
@@ -34,8 +33,8 @@ const publicCors: Middleware<AppState> = async (ctx, next) => {
 
 /**
  * POST /v1/track (public key) and its internal alias POST /events/track (secret key): upsert the
- * contact by email under the data rules and record the event, in one statement; then hand the
- * recorded events to the triggers.
+ * contact by email under the data rules and record the event, in one statement shared with the
+ * other tracks in flight (ContactWriteBatcher); then hand the recorded events to the triggers.
  */
 export function trackRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -46,18 +45,15 @@ export function trackRoutes(deps: ApiDeps) {
     const changes = splitDataChanges(body.data);
     // New contacts are subscribed unless told otherwise; an explicit value changes an existing
     // contact, unless preserveExistingSubscription asks to apply it to new contacts only.
-    const [result] = await contactRepository.upsertByEmail(
-      ctx.state.em,
+    const result = await deps.contactWrites.write(
       ctx.state.project!.id,
-      [
-        {
-          email: body.email,
-          subscribedIfNew: body.subscribed ?? true,
-          subscribedIfExisting: body.preserveExistingSubscription ? undefined : body.subscribed,
-          data: changes,
-          event: { name: body.event, data: body.data ? { ...changes.set, ...changes.oneShot } : null },
-        },
-      ],
+      {
+        email: body.email,
+        subscribedIfNew: body.subscribed ?? true,
+        subscribedIfExisting: body.preserveExistingSubscription ? undefined : body.subscribed,
+        data: changes,
+        event: { name: body.event, data: body.data ? { ...changes.set, ...changes.oneShot } : null },
+      },
       'track',
     );
     await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);

@@ -105,6 +105,20 @@ describe('POST /v1/track', () => {
     expect(events.body.total).toBe(20);
   });
 
+  it('fails only the track that would break the data limits when tracks arrive together', async () => {
+    const sixty = (prefix: string) => Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`${prefix}${i}`, i]));
+    await track({ email: 'full@example.com', event: 'setup', data: sixty('a') });
+    const results = await Promise.all([
+      track({ email: 'full@example.com', event: 'overflow', data: sixty('b') }),
+      ...Array.from({ length: 15 }, (_, i) => track({ email: `bystander${i}@example.com`, event: 'fine', data: { i } })),
+    ]);
+    expect(results[0].status).toBe(422);
+    expect(results[0].body.error.errors[0]).toMatchObject({ field: 'data', code: 'too_big' });
+    expect(results.slice(1).map((r) => r.status)).toEqual(Array(15).fill(200));
+    expect(Object.keys((await contactByEmail('full@example.com')).data)).toHaveLength(60);
+    expect((await stack.http.get('/events?name=overflow', { key: project.secretKey })).body.total).toBe(0);
+  });
+
   it('answers CORS preflights for browsers', async () => {
     const res = await stack.http.request('OPTIONS', '/v1/track', { headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST' } });
     expect(res.status).toBe(204);
