@@ -35,11 +35,13 @@ export function authRoutes(deps: ApiDeps) {
   async function mailToken(ctx: AppContext, user: User, purpose: UserTokenPurpose): Promise<boolean> {
     const token = await userRepository.issueToken(ctx.state.em, config.secret, user.id, purpose, TOKEN_TTL[purpose]);
     try {
-      await temporal.client.workflow.start(accountEmailWorkflow, {
-        workflowId: `account-email-${token.id}`,
-        taskQueue: temporal.taskQueue,
-        args: [{ tokenId: token.id }],
-      });
+      await temporal.within(() =>
+        temporal.client.workflow.start(accountEmailWorkflow, {
+          workflowId: `account-email-${token.id}`,
+          taskQueue: temporal.taskQueue,
+          args: [{ tokenId: token.id }],
+        }),
+      );
       return true;
     } catch (err) {
       logger.error({ err, requestId: ctx.state.requestId, purpose }, 'could not start the account email workflow');

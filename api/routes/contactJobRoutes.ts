@@ -44,13 +44,30 @@ export function contactJobRoutes(deps: ApiDeps) {
     },
   });
 
-  /** Records the job, then starts its workflow; if Temporal refuses, the job is withdrawn and the caller told to retry. */
-  async function startJob(ctx: AppContext, jobId: string, workflowId: string, start: () => Promise<unknown>) {
+  /**
+   * Starts the job's workflow (`<prefix>-<jobId>`, findable by ProjectId in the Temporal UI). If
+   * Temporal refuses, the job record is withdrawn and the caller told to retry: no job is left
+   * QUEUED with nothing to run it.
+   */
+  async function startJobWorkflow(
+    ctx: AppContext,
+    job: { id: string },
+    workflow: typeof importContactsWorkflow | typeof bulkContactsWorkflow,
+    prefix: 'import' | 'bulk',
+  ) {
+    const workflowId = `${prefix}-${job.id}`;
     try {
-      await start();
+      await temporal.within(() =>
+        temporal.client.workflow.start(workflow, {
+          workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [{ jobId: job.id }],
+          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: ctx.state.project!.id }],
+        }),
+      );
     } catch (err) {
-      logger.error({ err, jobId, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
-      await ctx.state.em.execute(`delete from jobs where id = ?`, [jobId]);
+      logger.error({ err, jobId: job.id, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
+      await ctx.state.em.execute(`delete from jobs where id = ?`, [job.id]);
       throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The job could not be queued; try again shortly');
     }
   }
@@ -76,15 +93,7 @@ export function contactJobRoutes(deps: ApiDeps) {
         await tx.execute(`insert into job_uploads (job_id, project_id, filename, content) values (?, ?, ?, ?)`, [created.id, projectId, file.originalFilename ?? null, content]);
         return created;
       });
-      const workflowId = `import-${job.id}`;
-      await startJob(ctx, job.id, workflowId, () =>
-        temporal.client.workflow.start(importContactsWorkflow, {
-          workflowId,
-          taskQueue: temporal.taskQueue,
-          args: [{ jobId: job.id }],
-          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: projectId }],
-        }),
-      );
+      await startJobWorkflow(ctx, job, importContactsWorkflow, 'import');
       ctx.status = 202;
       ctx.body = { jobId: job.id, status: job.status, total: job.total };
     } finally {
@@ -104,15 +113,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
       const projectId = ctx.state.project!.id;
       const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
-      const workflowId = `bulk-${job.id}`;
-      await startJob(ctx, job.id, workflowId, () =>
-        temporal.client.workflow.start(bulkContactsWorkflow, {
-          workflowId,
-          taskQueue: temporal.taskQueue,
-          args: [{ jobId: job.id }],
-          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: projectId }],
-        }),
-      );
+      await startJobWorkflow(ctx, job, bulkContactsWorkflow, 'bulk');
       ctx.status = 202;
       ctx.body = { jobId: job.id, status: job.status, total: job.total };
     });

@@ -2,6 +2,8 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { spawnApi } from '../support/processes';
 import { HttpClient } from '../support/http';
+import { accountWithProject } from '../support/accounts';
+import { createOrm } from '../../db/orm';
 
 describe('GET /health', () => {
   let stack: TestStack;
@@ -22,9 +24,25 @@ describe('GET /health when a dependency is down', () => {
     const databaseUrl = await createTestDatabase();
     const api = await spawnApi({ ...testEnv({ TEMPORAL_ADDRESS: '127.0.0.1:1' }), DATABASE_URL: databaseUrl });
     try {
-      const res = await new HttpClient(api.url).get('/health');
+      const http = new HttpClient(api.url);
+      const res = await http.get('/health');
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ status: 'degraded', database: 'ok', temporal: 'down' });
+
+      // What needs Temporal says so honestly and leaves nothing half-done behind.
+      const signup = await http.post('/auth/signup', { email: 'no-temporal@example.com', password: 'a fine password' });
+      expect(signup.status).toBe(201);
+      expect(signup.body.verificationEmailSent).toBe(false);
+      const { project } = await accountWithProject(http);
+      const bulk = await http.post('/contacts/bulk-subscribe', { contactIds: ['00000000-0000-4000-8000-000000000000'] }, { key: project.secretKey });
+      expect(bulk.status).toBe(503);
+      expect(bulk.body.error.code).toBe('SERVICE_UNAVAILABLE');
+      const orm = await createOrm(databaseUrl);
+      try {
+        expect((await orm.em.fork().execute(`select count(*)::int as n from jobs`))[0].n).toBe(0);
+      } finally {
+        await orm.close();
+      }
     } finally {
       api.kill();
       await api.exited;
