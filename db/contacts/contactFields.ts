@@ -22,7 +22,7 @@ export function customFieldPath(field: string): string[] | null {
 }
 
 // ISO 8601 dates and date-times, as strings in data, are typed "date". Bound as a parameter:
-// knex would read its `?` characters as placeholders.
+// knex would read its `?` characters as binding markers.
 const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 
 export const contactFields = {
