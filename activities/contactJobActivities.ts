@@ -20,16 +20,15 @@ async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ 
   const errors: JobError[] = [];
   const events: RecordedEvent[] = [];
   try {
-    const results = await tx.transactional((inner) => contactRepository.upsertByEmail(inner, projectId, items.map((i) => i.upsert), 'import'));
-    for (const r of results) events.push(...r.events);
-    return { succeeded: items.length, errors, events };
+    const result = await tx.transactional((inner) => contactRepository.upsertManyByEmail(inner, projectId, items.map((i) => i.upsert), 'import'));
+    return { succeeded: items.length, errors, events: result.events };
   } catch (err) {
     if (!isDataLimitViolation(err)) throw err;
   }
   let succeeded = 0;
   for (const item of items) {
     try {
-      const [result] = await tx.transactional((inner) => contactRepository.upsertByEmail(inner, projectId, [item.upsert], 'import'));
+      const result = await tx.transactional((inner) => contactRepository.upsertManyByEmail(inner, projectId, [item.upsert], 'import'));
       events.push(...result.events);
       succeeded++;
     } catch (err) {

@@ -56,8 +56,9 @@ function buildCsv(maxBytes: number): { content: Buffer; rows: number } {
     const shape = random();
     const base = shape < 0.4 ? `${first[0]}${last}` : shape < 0.7 ? `${first}.${last}` : shape < 0.85 ? `${last}${first[0]}` : first;
     const suffix = random() < 0.7 ? String(Math.floor(random() * 100)) : '';
-    let email = `${base}${suffix}@${pick(DOMAINS)}`;
-    if (seen.has(email)) email = `${base}${n}@${pick(DOMAINS)}`;
+    const domain = pick(DOMAINS);
+    let email = `${base}${suffix}@${domain}`;
+    for (let k = n; seen.has(email); k += 1_000_000) email = `${base}${k}@${domain}`;
     seen.add(email);
     const signedUp = new Date(start + Math.floor(random() * span)).toISOString().slice(0, 10);
     const line = `${email},${cap(first)},${cap(last)},${pick(PLANS)},${Math.floor(random() * 100)},${signedUp}\n`;

@@ -78,6 +78,8 @@ export function contactRoutes(deps: ApiDeps) {
           : null,
       hasMore: page.hasMore,
       total: page.total,
+      // True when a search matched more than SEARCH_TOTAL_CAP contacts and `total` is that cap.
+      totalCapped: page.totalCapped,
     };
   });
 

@@ -4,6 +4,14 @@ import { toContact, type ContactRow } from './contactRepository';
 export type ContactSort = 'createdAt' | 'email';
 export type SortDir = 'asc' | 'desc';
 
+/**
+ * Counting every match of a broad search (say "@gmail.com" in a million contacts) means reading
+ * every matching row, which takes longer than the page itself by orders of magnitude. Searches
+ * therefore count exactly up to this many matches and report the total as capped beyond it;
+ * lists without a search keep their exact total.
+ */
+export const SEARCH_TOTAL_CAP = 10_000;
+
 export interface ContactListQuery {
   limit: number;
   search?: string;
@@ -27,7 +35,11 @@ export const contactQueries = {
    * One keyset page. Search is a case-insensitive substring match on the (lower-cased) email,
    * answered by the trigram index contacts_project_email_trgm_index.
    */
-  async list(em: EntityManager, projectId: string, q: ContactListQuery): Promise<{ contacts: ContactRow[]; hasMore: boolean; total: number }> {
+  async list(
+    em: EntityManager,
+    projectId: string,
+    q: ContactListQuery,
+  ): Promise<{ contacts: ContactRow[]; hasMore: boolean; total: number; totalCapped: boolean }> {
     const where: string[] = ['project_id = ?'];
     const params: unknown[] = [projectId];
     if (q.search) {
@@ -51,12 +63,16 @@ export const contactQueries = {
       [...params, q.limit + 1],
     );
     let total = 0;
+    let totalCapped = false;
     if (q.withTotal) {
-      const [count] = await em.execute(`select count(*)::int as n from contacts where ${filterWhere}`, filterParams);
-      total = count.n;
+      const [count] = q.search
+        ? await em.execute(`select count(*)::int as n from (select 1 from contacts where ${filterWhere} limit ?) s`, [...filterParams, SEARCH_TOTAL_CAP + 1])
+        : await em.execute(`select count(*)::int as n from contacts where ${filterWhere}`, filterParams);
+      totalCapped = count.n > SEARCH_TOTAL_CAP && Boolean(q.search);
+      total = totalCapped ? SEARCH_TOTAL_CAP : count.n;
     }
     const hasMore = rows.length > q.limit;
-    return { contacts: rows.slice(0, q.limit).map(toContact), hasMore, total };
+    return { contacts: rows.slice(0, q.limit).map(toContact), hasMore, total, totalCapped };
   },
 
   async lookup(em: EntityManager, projectId: string, emails: string[]) {

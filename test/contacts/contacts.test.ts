@@ -153,6 +153,19 @@ describe('GET /contacts', () => {
     expect(next.body.data[0].email).toBe('member03@odd.example');
   });
 
+  it('counts a broad search exactly up to 10,000 matches and says when the total is capped', async () => {
+    const { project: big } = await accountWithProject(stack.http);
+    await stack.orm.em
+      .fork()
+      .execute(`insert into contacts (project_id, email) select ?, 'bulk' || g || '@wide.example' from generate_series(1, 10050) g`, [big.id]);
+    const broad = await stack.http.get('/contacts?search=wide.example&limit=5', { key: big.secretKey });
+    expect(broad.body).toMatchObject({ total: 10000, totalCapped: true, hasMore: true });
+    const everyone = await stack.http.get('/contacts?limit=5', { key: big.secretKey });
+    expect(everyone.body).toMatchObject({ total: 10050, totalCapped: false });
+    const narrow = await stack.http.get('/contacts?search=bulk1234@', { key: big.secretKey });
+    expect(narrow.body).toMatchObject({ total: 1, totalCapped: false });
+  });
+
   it('answers a foreign or broken cursor 400', async () => {
     const first = await list('?limit=2');
     expect((await list(`?sort=email&limit=2&cursor=${first.body.cursor}`)).status).toBe(400);
