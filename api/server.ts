@@ -8,6 +8,7 @@ import { createTemporalClient, type TemporalHandle } from '../temporal-config/cl
 import { createApp } from './app';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
+import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 
 export interface RunningApi {
   server: http.Server;
@@ -28,7 +29,7 @@ export async function startApiServer(
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const temporal = createTemporalClient(config);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm) });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm) });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

@@ -9,6 +9,7 @@ import type { Project } from '../db/entities/project';
 import type { User } from '../db/entities/user';
 import type { EventTriggers } from '../db/events/eventTriggers';
 import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
+import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -18,6 +19,7 @@ export interface ApiDeps {
   logger: Logger;
   eventTriggers: EventTriggers;
   contactWrites: ContactWriteBatcher;
+  apiKeys: ApiKeyResolver;
 }
 
 export interface AppState {

@@ -7,7 +7,9 @@ import { memberRepository } from '../../db/repositories/memberRepository';
 import { sessionUser } from './session';
 import { isUuid } from '../http/validation';
 import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
+import type { ApiKeyResolver } from '../../db/repositories/apiKeyResolver';
 import { sha256Hex } from '../../lib/crypto';
+import { rateLimit } from '../middleware/rateLimit';
 
 export type KeyKind = 'secret' | 'public';
 
@@ -21,7 +23,8 @@ const wrongKindMessage: Record<KeyKind, string> = {
  * `Authorization: Bearer pk_…|sk_…`, or a dashboard session plus `X-Project-Id` naming a
  * project the user belongs to.
  */
-export function requireKey(kind: KeyKind, config: Config): Middleware<AppState> {
+export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }): Middleware<AppState> {
+  const { config, apiKeys: keys } = deps;
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
     if (!header) {
@@ -45,7 +48,9 @@ export function requireKey(kind: KeyKind, config: Config): Middleware<AppState> 
     let project;
     if (config.rateLimitPerMinute > 0) {
       // Looked up and counted for the rate limit in one statement; rateLimit() decides with the count.
-      const found = await rateLimitRepository.findProjectAndHit(ctx.state.em, given === 'secret' ? 'secret_key_hash' : 'public_key', given === 'secret' ? sha256Hex(key) : key);
+      const column = given === 'secret' ? 'secret_key_hash' : 'public_key';
+      const value = given === 'secret' ? sha256Hex(key) : key;
+      const found = keys ? await keys.resolve(column, value) : await rateLimitRepository.findProjectAndHit(ctx.state.em, column, value);
       if (found) ctx.state.rateLimitHit = found.hit;
       project = found?.project;
     } else {
@@ -64,4 +69,9 @@ async function withProject(project: NonNullable<AppState['project']>, ctx: Param
   if (project.disabled) throw new ApiError(403, 'PROJECT_DISABLED', 'This project is disabled');
   ctx.state.project = project;
   await next();
+}
+
+/** What every key-authenticated route mounts: the key (or session + X-Project-Id), then the rate limit. */
+export function keyAuthenticated(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }): Middleware<AppState>[] {
+  return [requireKey(kind, deps), rateLimit(deps.config.rateLimitPerMinute)];
 }

@@ -5,8 +5,7 @@ import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, badRequest, notFound, payloadTooLarge } from '../http/errors';
 import { isUuid, parseBody } from '../http/validation';
-import { requireKey } from '../auth/apiKey';
-import { rateLimit } from '../middleware/rateLimit';
+import { keyAuthenticated } from '../auth/apiKey';
 import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
 import { CsvFileError, parseContactsCsv } from '../../db/contacts/csvImport';
 import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
@@ -28,7 +27,7 @@ const bulkTypes: Record<string, JobType> = {
 export function contactJobRoutes(deps: ApiDeps) {
   const { temporal, logger } = deps;
   const router = new Router<AppState>();
-  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+  const auth = keyAuthenticated('secret', deps);
 
   const multipart = koaBody({
     multipart: true,

@@ -4,8 +4,7 @@ import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, conflict, notFound, plainBadRequest } from '../http/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
 import { decodeCursor, encodeCursor } from '../http/cursor';
-import { requireKey } from '../auth/apiKey';
-import { rateLimit } from '../middleware/rateLimit';
+import { keyAuthenticated } from '../auth/apiKey';
 import { contactData } from '../schemas/contactSchemas';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
 import { contactQueries } from '../../db/contacts/contactQueries';
@@ -41,7 +40,7 @@ const valuesQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).c
 /** The contacts endpoints of the specification (secret key). */
 export function contactRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
-  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+  const auth = keyAuthenticated('secret', deps);
   router.use('/contacts', ...auth);
 
   async function loadContact(ctx: AppContext, id: string) {

@@ -4,8 +4,7 @@ import type { ApiDeps, AppState } from '../state';
 import { badRequest, notFound } from '../http/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { decodeCursor, encodeCursor } from '../http/cursor';
-import { requireKey } from '../auth/apiKey';
-import { rateLimit } from '../middleware/rateLimit';
+import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 
@@ -19,7 +18,7 @@ const listQuery = z.object({
 /** The events endpoints (secret key). POST /events/track lives with /v1/track in trackRoutes. */
 export function eventRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
-  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+  const auth = keyAuthenticated('secret', deps);
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0], contactId?: string) {
     const q = parseQuery(listQuery, ctx.query);

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../http/errors';
 import { isUuid, parseQuery } from '../http/validation';
-import { requireKey } from '../auth/apiKey';
-import { rateLimit } from '../middleware/rateLimit';
+import { keyAuthenticated } from '../auth/apiKey';
 import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
 import { decodeCursor, encodeCursor } from '../http/cursor';
 
@@ -20,7 +19,7 @@ function escapeHtml(value: string): string {
 /** The local outbox (contract 9): mail captured instead of sent when SMTP_URL is unset. */
 export function outboxRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
-  const auth = [requireKey('secret', deps.config), rateLimit(deps.config.rateLimitPerMinute)];
+  const auth = keyAuthenticated('secret', deps);
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
     const query = parseQuery(listQuery, ctx.query);

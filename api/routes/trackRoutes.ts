@@ -2,8 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { emailAddress, parseBody } from '../http/validation';
-import { requireKey } from '../auth/apiKey';
-import { rateLimit } from '../middleware/rateLimit';
+import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
 import { contactData, eventName } from '../schemas/contactSchemas';
 import { splitDataChanges } from '../../db/contacts/contactDataRules';
@@ -38,7 +37,7 @@ const publicCors: Middleware<AppState> = async (ctx, next) => {
  */
 export function trackRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
-  const limits = [rateLimit(deps.config.rateLimitPerMinute), idempotency(deps.config.idempotencyKeyTtlHours)];
+  const once = idempotency(deps.config.idempotencyKeyTtlHours);
 
   const track: Middleware<AppState> = async (ctx) => {
     const body = parseBody(trackBody, ctx.request.body);
@@ -62,7 +61,7 @@ export function trackRoutes(deps: ApiDeps) {
   };
 
   router.options('/v1/track', publicCors);
-  router.post('/v1/track', publicCors, requireKey('public', deps.config), ...limits, track);
-  router.post('/events/track', requireKey('secret', deps.config), ...limits, track);
+  router.post('/v1/track', publicCors, ...keyAuthenticated('public', deps), once, track);
+  router.post('/events/track', ...keyAuthenticated('secret', deps), once, track);
   return router;
 }

@@ -42,13 +42,14 @@ export const rateLimitRepository = {
     em: EntityManager,
     keyColumn: 'public_key' | 'secret_key_hash',
     keyValue: string,
+    requests = 1,
   ): Promise<{ project: Project; hit: RateLimitHit } | null> {
     const rows = await em.execute<Array<Record<string, any>>>(
       `with p as (select * from projects where ${keyColumn} = ?),
        cur as (
          insert into rate_limit_windows (project_id, window_start, count)
-         select p.id, date_trunc('minute', now()), 1 from p
-         on conflict (project_id, window_start) do update set count = rate_limit_windows.count + 1
+         select p.id, date_trunc('minute', now()), ? from p
+         on conflict (project_id, window_start) do update set count = rate_limit_windows.count + excluded.count
          returning count, window_start
        )
        select p.*, cur.count as rl_current,
@@ -56,7 +57,7 @@ export const rateLimitRepository = {
                         where w.project_id = p.id and w.window_start = cur.window_start - interval '1 minute'), 0) as rl_previous,
               (extract(epoch from (now() - cur.window_start)) * 1000)::int as rl_elapsed_ms
        from p, cur`,
-      [keyValue],
+      [keyValue, requests],
     );
     if (!rows.length) return null;
     const { rl_current, rl_previous, rl_elapsed_ms, ...projectRow } = rows[0];

@@ -28,7 +28,7 @@ beforeAll(async () => {
   stack = await startTestStack();
   const app = new Koa<AppState>();
   const router = new Router<AppState>();
-  router.post('/perform', requireKey('secret', stack.config), idempotency(stack.config.idempotencyKeyTtlHours), async (ctx) => {
+  router.post('/perform', requireKey('secret', { config: stack.config }), idempotency(stack.config.idempotencyKeyTtlHours), async (ctx) => {
     const body = ctx.request.body as { label: string; fail?: boolean; slowMs?: number };
     if (body.fail) throw badRequest('told to fail');
     await new Promise((r) => setTimeout(r, body.slowMs ?? 0));

@@ -47,4 +47,16 @@ describe('rate limit across two API processes sharing one database', () => {
     expect((await b.get('/outbox', { key: other.project.secretKey })).status).toBe(200);
     expect((await a.get('/health')).status).not.toBe(429);
   });
+
+  it('lets exactly the budget through when requests arrive all at once on both processes', async () => {
+    const [a, b] = apis.map((api) => new HttpClient(api.url));
+    const { project } = await accountWithProject(a);
+    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => (i % 2 ? b : a).get('/outbox', { key: project.secretKey })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers.get('ratelimit-remaining')));
+    expect(remaining.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
 });
+
