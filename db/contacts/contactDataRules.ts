@@ -24,6 +24,14 @@ export interface DataChanges {
   oneShot: Record<string, unknown>;
 }
 
+/**
+ * Sets an own property whatever the key: plain assignment of `__proto__` would replace the
+ * object's prototype instead of storing a field called "__proto__".
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -44,15 +52,15 @@ export function splitDataChanges(data: Record<string, unknown> | undefined | nul
     }
     if (isPlainObject(raw) && isWrappedValue(raw)) {
       if (!raw.persistent) {
-        changes.oneShot[key] = raw.value;
+        setOwn(changes.oneShot, key, raw.value);
         continue;
       }
       // `{ value, persistent: true }` follows the same rules as a bare value.
       if (raw.value === null) changes.unset.push(key);
-      else if (raw.value !== '' && raw.value !== undefined) changes.set[key] = raw.value;
+      else if (raw.value !== '' && raw.value !== undefined) setOwn(changes.set, key, raw.value);
       continue;
     }
-    changes.set[key] = raw;
+    setOwn(changes.set, key, raw);
   }
   return changes;
 }

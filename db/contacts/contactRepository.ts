@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DataChanges } from './contactDataRules';
+import { setOwn, type DataChanges } from './contactDataRules';
 
 export interface ContactRow {
   id: string;
@@ -73,7 +73,7 @@ function foldDuplicates(rows: ContactUpsert[]): Array<{ row: ContactUpsert; inde
       if (!merged.data.unset.includes(key)) merged.data.unset.push(key);
     }
     for (const [key, value] of Object.entries(row.data.set)) {
-      merged.data.set[key] = value;
+      setOwn(merged.data.set, key, value);
       merged.data.unset = merged.data.unset.filter((k) => k !== key);
     }
     if (row.subscribedIfExisting !== undefined) merged.subscribedIfExisting = row.subscribedIfExisting;

@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
-import { splitDataChanges } from './contactDataRules';
+import { setOwn, splitDataChanges } from './contactDataRules';
 import type { ContactUpsert } from './contactRepository';
 import type { JobError } from '../jobs/jobRepository';
 
@@ -82,7 +82,7 @@ export function csvRowToUpsert(csv: ParsedCsv, cells: string[], rowNumber: numbe
   csv.header.forEach((column, i) => {
     if (i === csv.emailIndex || i === csv.subscribedIndex) return;
     const cell = cells[i];
-    if (cell) data[column] = typedCell(cell);
+    if (cell) setOwn(data, column, typedCell(cell));
   });
   return {
     upsert: {

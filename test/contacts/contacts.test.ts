@@ -58,6 +58,18 @@ describe('POST /contacts (upsert by email)', () => {
     expect(res.body.data).toEqual({ keep: 'yes', blank: 'stays', saved: 7, nested: { a: { b: [1, 2] } }, list: ['x', 'y'] });
   });
 
+  it('refuses __proto__ keys with a clear 400 and stores other object-internal names as ordinary data', async () => {
+    const headers = { 'Content-Type': 'application/json' };
+    const poisoned = '{"email":"proto@example.com","data":{"__proto__":{"isAdmin":true}}}';
+    const refused = await stack.http.request('POST', '/contacts', { rawBody: poisoned, key: project.secretKey, headers });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_REQUEST_BODY', message: expect.stringContaining('__proto__') });
+    const fine = '{"email":"proto@example.com","data":{"constructor":"c","toString":"t","plan":"pro"}}';
+    const res = await stack.http.request('POST', '/contacts', { rawBody: fine, key: project.secretKey, headers });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({ constructor: 'c', toString: 't', plan: 'pro' });
+  });
+
   it('refuses data beyond the limits with 422 and writes nothing', async () => {
     const tooManyKeys = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
     const tooBig = { blob: 'x'.repeat(70 * 1024) };
