@@ -4,6 +4,7 @@ import type { ApiDeps, AppState } from './state';
 import { requestId } from './middleware/requestId';
 import { requestLog } from './middleware/requestLog';
 import { errorHandler } from './middleware/errorHandler';
+import { rejectNulCharacters } from './middleware/rejectNulCharacters';
 import { healthRoutes } from './routes/healthRoutes';
 import { configRoutes } from './routes/configRoutes';
 import { authRoutes } from './routes/authRoutes';
@@ -26,6 +27,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(requestId());
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  app.use(rejectNulCharacters());
   app.use(
     koaBody({
       json: true,

@@ -15,6 +15,11 @@ export function fromDatabaseError(err: unknown): ApiError | undefined {
   const code = typeof e?.code === 'string' ? e.code : typeof e?.sqlState === 'string' ? e.sqlState : undefined;
   if (!code || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
   if (typeof e.constraint === 'string' && constraintMeanings[e.constraint]) return constraintMeanings[e.constraint]();
+  // 08P01 "invalid message format": a text parameter carried a NUL character, which PostgreSQL
+  // text cannot hold. The request middleware refuses NULs in URLs; this covers other routes in.
+  if (code === '08P01' && /invalid message format/i.test(String((err as Error).message))) {
+    return new ApiError(400, 'BAD_REQUEST', 'Text values must not contain NUL characters');
+  }
   // Class 22 (data exception): a value the database cannot take. Validation should have caught it
   // first; answering 400 keeps "no input produces a 500" true if it did not.
   if (code.startsWith('22')) return new ApiError(400, 'BAD_REQUEST', 'A value in the request cannot be stored');

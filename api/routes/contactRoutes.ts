@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, conflict, notFound, plainBadRequest } from '../http/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
-import { decodeCursor, encodeCursor } from '../http/cursor';
+import { contactCursor, decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactData } from '../schemas/contactSchemas';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
@@ -53,8 +53,8 @@ export function contactRoutes(deps: ApiDeps) {
     const q = parseQuery(listQuery, ctx.query);
     let after: { v: string; id: string } | undefined;
     if (q.cursor) {
-      const c = decodeCursor<{ s: string; d: string; v: string; id: string }>(q.cursor);
-      if (c.s !== q.sort || c.d !== q.dir || typeof c.v !== 'string' || !isUuid(String(c.id))) {
+      const c = decodeCursor(q.cursor, contactCursor);
+      if (c.s !== q.sort || c.d !== q.dir) {
         throw badRequest('This cursor belongs to a different sort order; pass the same sort and dir as the first page');
       }
       after = { v: c.v, id: c.id };

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { badRequest, notFound } from '../http/errors';
+import { notFound } from '../http/errors';
 import { isUuid, parseQuery } from '../http/validation';
-import { decodeCursor, encodeCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
@@ -22,8 +22,7 @@ export function eventRoutes(deps: ApiDeps) {
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0], contactId?: string) {
     const q = parseQuery(listQuery, ctx.query);
-    const after = q.cursor ? decodeCursor<{ t: string; id: string }>(q.cursor) : undefined;
-    if (after && (typeof after.t !== 'string' || Number.isNaN(Date.parse(after.t)) || !isUuid(String(after.id)))) throw badRequest('Invalid cursor');
+    const after = q.cursor ? decodeCursor(q.cursor, timeCursor) : undefined;
     const filterContact = contactId ?? q.contactId;
     if (filterContact !== undefined && !isUuid(filterContact)) throw notFound('contact', filterContact);
     const result = await eventRepository.list(ctx.state.em, ctx.state.project!.id, {

@@ -5,7 +5,7 @@ import { notFound } from '../http/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
-import { decodeCursor, encodeCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
 
 const listQuery = z.object({
   limit: z.coerce.number().int().catch(20).transform((n) => Math.min(Math.max(n, 1), 100)).default(20),
@@ -23,7 +23,7 @@ export function outboxRoutes(deps: ApiDeps) {
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
     const query = parseQuery(listQuery, ctx.query);
-    const after = query.cursor ? decodeCursor(query.cursor) : null;
+    const after = query.cursor ? decodeCursor(query.cursor, timeCursor) : null;
     const where: Record<string, unknown> = { projectId: ctx.state.project!.id };
     // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.
     if (after) where.$or = [{ createdAt: { $lt: new Date(after.t) } }, { createdAt: new Date(after.t), id: { $lt: after.id } }];

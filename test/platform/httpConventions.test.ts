@@ -101,6 +101,36 @@ describe('error envelope', () => {
   });
 });
 
+describe('hostile URLs and cursors', () => {
+  it('refuses NUL characters anywhere in the URL with 400', async () => {
+    const { project } = await accountWithProject(stack.http);
+    for (const path of ['/contacts?search=a%00b', '/events?name=%00', '/events/x%00y', '/contacts/fields/data.a%00/values']) {
+      const method = path.startsWith('/events/x') ? 'DELETE' : 'GET';
+      const res = await stack.http.request(method, path, { key: project.secretKey });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(/NUL/);
+    }
+  });
+
+  it('refuses forged, foreign or garbled cursors with 400 on every cursor list', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const forged = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const cursors = [
+      'garbage!!',
+      forged({ s: 'email', d: 'asc', v: 'a\u0000', id: '00000000-0000-4000-8000-000000000000' }),
+      forged({ s: 'createdAt', d: 'desc', v: 'not a date', id: '00000000-0000-4000-8000-000000000000' }),
+      forged({ t: 'yesterday', id: 'nope' }),
+      forged([1, 2, 3]),
+    ];
+    for (const cursor of cursors) {
+      for (const list of ['/contacts', '/contacts?sort=email&dir=asc', '/events', '/outbox']) {
+        const res = await stack.http.get(`${list}${list.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`, { key: project.secretKey });
+        expect([list, res.status]).toEqual([list, 400]);
+      }
+    }
+  });
+});
+
 describe('request logs', () => {
   it('writes one JSON line per request with method, path, status, duration, requestId and projectId', async () => {
     const { project } = await accountWithProject(stack.http);
