@@ -98,5 +98,41 @@ describe('a worker killed mid-import', () => {
     await worker.waitForLine((l) => l.event === 'activity.failed' && l.workflowId === workflowId && l.activityType === 'importContactsBatches');
     await worker.waitForLine((l) => l.event === 'workflow.failed' && l.workflowId === workflowId);
   }, 120_000);
+
+  it('lets a worker told to stop (SIGTERM) finish the import it is running, then exit cleanly', async () => {
+    // Only the worker under test may poll the task queue.
+    for (const earlier of workers.splice(0)) {
+      earlier.kill('SIGTERM');
+      await earlier.exited;
+    }
+    const { project } = await accountWithProject(stack.http);
+    const rows = 20_000;
+    const lines = ['email,n'];
+    for (let i = 0; i < rows; i++) lines.push(`graceful${i}@example.com,${i}`);
+    const worker = spawnService('worker/main.ts', workerEnv());
+    workers.push(worker);
+    await worker.waitForLine((l) => l.msg === 'worker started');
+    const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'graceful.csv', content: lines.join('\n') });
+    const jobPath = `/contacts/import/${upload.body.jobId}`;
+    await eventually(async () => {
+      const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+      if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
+    }, 60_000, 20);
+
+    worker.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    // The running activity was allowed to finish: every row is in, before any other worker ran.
+    const afterStop = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+    expect(afterStop.processed).toBe(rows);
+    expect(afterStop.succeeded).toBe(rows);
+
+    // The workflow's last step (marking the job done) waits for the next worker.
+    const next = spawnService('worker/main.ts', workerEnv());
+    workers.push(next);
+    await eventually(async () => {
+      const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+      if (job.status !== 'COMPLETED') throw new Error(job.status);
+    }, 60_000);
+  }, 120_000);
 });
 
