@@ -97,6 +97,25 @@ describe('CSV import', () => {
     expect((await stack.orm.em.fork().execute(`select count(*)::int as n from jobs`))[0].n).toBe(before);
   });
 
+  it('stops an import cancelled through Temporal (as from the UI) and marks the job CANCELLED', async () => {
+    const lines = ['email'];
+    for (let i = 0; i < 60_000; i++) lines.push(`cancel${i}@example.com`);
+    const res = await importCsv(lines.join('\n'));
+    const jobPath = `/contacts/import/${res.body.jobId}`;
+    await eventually(async () => {
+      const job = (await stack.http.get(jobPath, k())).body;
+      if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
+    }, 30_000, 20);
+    await stack.temporal.workflow.getHandle(`import-${res.body.jobId}`).cancel();
+    const job = await finishedJob(jobPath);
+    expect(job.status).toBe('CANCELLED');
+    expect(job.processed).toBeLessThan(60_000);
+    expect(job.completedAt).toEqual(expect.any(String));
+    // What was committed stays; nothing more arrives after the cancellation.
+    const countNow = (await stack.orm.em.fork().execute(`select count(*)::int as n from contacts where email like 'cancel%'`))[0].n;
+    expect(countNow).toBe(job.processed);
+  });
+
   it("answers 404 for another project's job, a bulk job id, or garbage", async () => {
     const res = await importCsv('email\nmine@example.com\n');
     const other = await accountWithProject(stack.http);
