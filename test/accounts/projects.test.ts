@@ -1,6 +1,7 @@
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, createProject, signUp } from '../support/accounts';
 import { projectDataTables, projectTablesKeptOnReset } from '../../db/repositories/projectDataRepository';
+import { eventually } from '../support/eventually';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -195,6 +196,19 @@ describe('API keys', () => {
     expect(ok.status).toBe(200);
     const notMine = await stack.http.get('/outbox', { cookie: account.cookie, headers: { 'X-Project-Id': other.project.id } });
     expect(notMine.status).toBe(401);
+  });
+});
+
+describe('account mail without SMTP', () => {
+  it('is captured in the outbox, belongs to no project, and is not listed at /outbox', async () => {
+    const { account, project } = await accountWithProject(stack.http);
+    const captured = await eventually(async () => {
+      const rows = await stack.orm.em.fork().execute(`select project_id, to_addresses, subject from outbox_messages where ? = any(to_addresses)`, [account.email]);
+      if (!rows.length) throw new Error('not captured yet');
+      return rows[0];
+    });
+    expect(captured).toMatchObject({ project_id: null, subject: 'Verify your Mailroom email address' });
+    expect((await stack.http.get('/outbox', { key: project.secretKey })).body.data).toEqual([]);
   });
 });
 
