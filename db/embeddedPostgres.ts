@@ -14,6 +14,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { Client } from 'pg';
+import { stopChildProcess } from '../lib/childProcess';
 
 export interface EmbeddedPostgresOptions {
   /** Cluster directory; created and initialised (initdb) when it holds no PG_VERSION yet. */
@@ -116,10 +117,6 @@ function stopOnExit(child: ChildProcess): void {
   });
 }
 
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
 function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
@@ -168,22 +165,9 @@ function prepareForRoot(dataDir: string, initialised: boolean): { uid: number; g
   return ids;
 }
 
+/** SIGINT is PostgreSQL's fast shutdown (roll back, disconnect, checkpoint); SIGQUIT its immediate one (recovery at next start). */
 async function stopPostgres(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || hasExited(child)) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGINT'); // fast shutdown: roll back open transactions, disconnect, checkpoint
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    exited.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) {
-    child.kill('SIGQUIT'); // immediate shutdown (crash recovery at next start)
-    await exited;
-  }
+  await stopChildProcess(child, { graceMs: STOP_TIMEOUT_MS, signal: 'SIGINT', forceSignal: 'SIGQUIT' });
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {

@@ -19,6 +19,7 @@ import type { EmbeddedPostgres } from '../db/embeddedPostgres';
 import { startTemporalDevServer } from '../temporal-config/devServer';
 import type { TemporalDevServer } from '../temporal-config/devServer';
 import { runMigrations } from '../db/migrate';
+import { stopChildProcess } from '../lib/childProcess';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ensureTemporalBinary } = require('./temporal-binary.cjs') as { ensureTemporalBinary: () => string };
 
@@ -94,21 +95,8 @@ function runChild(name: Managed['name'], entry: string, env: NodeJS.ProcessEnv):
 }
 
 async function stopChild({ name, child, exited }: Managed, graceMs: number): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    exited.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), graceMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) {
-    log.warn({ process: name, graceMs }, `${name} did not stop in time; killing it`);
-    child.kill('SIGKILL');
-    await exited;
-  }
+  if (await stopChildProcess(child, { graceMs })) log.warn({ process: name, graceMs }, `${name} did not stop in time; it was killed`);
+  await exited;
 }
 
 async function runStartup(): Promise<void> {

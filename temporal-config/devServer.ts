@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { findFreePort } from '../lib/freePort';
 import { devServerSearchAttributeArgs, mailroomSearchAttributes } from './searchAttributes';
+import { hasExited, stopChildProcess } from '../lib/childProcess';
 
 export interface TemporalDevServerOptions {
   /** The `temporal` CLI binary (see scripts/temporal-binary.cjs). */
@@ -62,31 +63,8 @@ function trackForExit(child: ChildProcess): void {
   });
 }
 
-function hasExited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitForExit(child: ChildProcess): Promise<void> {
-  if (hasExited(child)) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || hasExited(child)) return; // never ran, or already gone
-  const exited = waitForExit(child);
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    exited.then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), STOP_GRACE_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (timedOut) {
-    child.kill('SIGKILL');
-    await exited;
-  }
+function stopChild(child: ChildProcess): Promise<boolean> {
+  return stopChildProcess(child, { graceMs: STOP_GRACE_MS });
 }
 
 /** A host usable to connect to a server bound to `ip` (wildcards mean loopback). */
@@ -241,7 +219,7 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${connectHost(ip)}:${uiPort}`,
-    stop: () => (stopping ??= stopChild(child)),
+    stop: () => (stopping ??= stopChild(child).then(() => undefined)),
   };
 }
 
