@@ -1,10 +1,10 @@
 import Koa from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { ApiDeps, AppState } from './state';
 import { requestId } from './middleware/requestId';
 import { requestLog } from './middleware/requestLog';
 import { errorHandler } from './middleware/errorHandler';
 import { rejectNulCharacters } from './middleware/rejectNulCharacters';
+import { jsonBody } from './middleware/jsonBody';
 import { healthRoutes } from './routes/healthRoutes';
 import { configRoutes } from './routes/configRoutes';
 import { authRoutes } from './routes/authRoutes';
@@ -16,9 +16,6 @@ import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 
-/** JSON bodies above this are refused with 413 (routes that take bigger bodies parse their own). */
-export const JSON_BODY_LIMIT = '1mb';
-
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.proxy = true;
@@ -28,17 +25,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(rejectNulCharacters());
-  app.use(
-    koaBody({
-      json: true,
-      jsonLimit: JSON_BODY_LIMIT,
-      jsonStrict: true,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
-  );
+  app.use(jsonBody());
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();
     await next();

@@ -19,13 +19,13 @@ function envelope(ctx: Context, err: ApiError) {
   };
 }
 
-/** Errors thrown by the body parser (co-body / raw-body / formidable) carry a status and a type. */
+/**
+ * Errors of third-party body readers (koa-body / formidable on the CSV upload) carry a status and a
+ * type. The JSON parser (jsonBody) and body decoding throw ApiErrors themselves.
+ */
 function fromParserError(err: any): ApiError | undefined {
   const status = err?.status ?? err?.statusCode ?? err?.httpCode;
   if (status === 413 || err?.type === 'entity.too.large') return payloadTooLarge();
-  if (/forbidden prototype property/i.test(String(err?.message))) {
-    return new ApiError(400, 'INVALID_REQUEST_BODY', 'JSON keys named "__proto__" are not accepted');
-  }
   if (err?.type === 'entity.parse.failed' || (status === 400 && typeof err?.body === 'string')) return invalidJson();
   if (err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported') {
     return new ApiError(415, 'BAD_REQUEST', 'Unsupported request body encoding');

@@ -6,7 +6,7 @@ export const contactData = z
   .record(z.unknown(), { invalid_type_error: 'data must be an object' })
   .superRefine((data, ctx) => {
     const problem = dataProblem(data);
-    if (problem) ctx.addIssue({ code: problem.code === 'too_big' ? 'custom' : 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
   });
 
 /** Reserved names (specification, POST /v1/track): the service emits these itself. */

@@ -1,3 +1,5 @@
+import { findJsonProblem } from '../../lib/untrustedJson';
+
 /**
  * The contact `data` rules (specification "Rules for data values", contract section 5), written
  * once and used by contact writes, track, import, send and workflow steps alike:
@@ -7,7 +9,9 @@
  * - `""` is ignored (never overwrites);
  * - `{ value, persistent: false }` is used for this request only (one-shot), `{ value, persistent: true }` saves `value`;
  * - other plain objects and arrays are saved as they are;
- * - reserved keys are silently dropped.
+ * - reserved keys are silently dropped;
+ * - values nest at most MAX_JSON_DEPTH levels, and text holds no NUL or unpaired surrogate
+ *   (lib/untrustedJson.ts).
  */
 export const RESERVED_DATA_KEYS = new Set(['id', 'mailroom_id', 'mailroom_email', 'email', 'unsubscribeUrl', 'subscribeUrl', 'manageUrl']);
 
@@ -77,8 +81,14 @@ export function requestVariables(stored: Record<string, unknown>, changes: DataC
   return { ...applyDataChanges(stored, changes), ...changes.oneShot };
 }
 
-/** Why `data` as sent is unacceptable, or null. Checked before anything is written. */
+/**
+ * Why `data` as sent is unacceptable, or null. Checked before anything is written, whatever the
+ * write path. The nesting bound comes first (without recursion), so measuring the size with
+ * JSON.stringify is safe; text that PostgreSQL cannot store is refused naming its field.
+ */
 export function dataProblem(data: Record<string, unknown>): { field: string; message: string; code: string } | null {
+  const json = findJsonProblem(data, { prefix: 'data' });
+  if (json) return { field: json.path, message: json.message, code: json.code === 'too_deep' ? 'too_big' : 'invalid_string' };
   const keys = Object.keys(data);
   if (keys.length > MAX_DATA_KEYS) return { field: 'data', message: `data may hold at most ${MAX_DATA_KEYS} keys`, code: 'too_big' };
   for (const key of keys) {
