@@ -16,8 +16,10 @@ interface PendingWrite {
  * request is still answered only once its own row and event are committed.
  *
  * A statement holds each email at most once (so every write keeps its own event); repeats wait
- * for the next round. If the database refuses a batch because one row breaks the data limits,
- * the batch is retried row by row so that only that write fails.
+ * for the next round. Whatever the database refuses a batch for (one row breaking the data limits,
+ * a value it cannot store, a deadlock), the batch's rows are retried one by one, once each, so
+ * that only the write whose row is bad fails. When the database cannot be reached at all, a retry
+ * cannot help: every row of the batch fails with that error at once.
  */
 export class ContactWriteBatcher {
   private queue: PendingWrite[] = [];
@@ -80,11 +82,27 @@ export class ContactWriteBatcher {
       const results = await contactRepository.upsertByEmail(this.orm.em.fork(), projectId, round.map((w) => w.row), source);
       round.forEach((write, i) => write.resolve(results[i]));
     } catch (err) {
-      if (round.length > 1 && (err as { code?: string }).code === '23514') {
+      // A statement fails as a whole and changes nothing, so each row can be tried on its own;
+      // a single row is not retried again.
+      if (round.length > 1 && !isConnectionFailure(err)) {
         for (const write of round) await this.execute([write]);
         return;
       }
       for (const write of round) write.reject(err);
     }
   }
+}
+
+/**
+ * Errors saying the database could not be reached or is going away, rather than that it
+ * refused the statement: SQLSTATE classes 08 (connection; 08P01 excepted, which is a value the
+ * protocol cannot carry), 53 (insufficient resources), 57P (shutdown), 58 (system), socket
+ * errors, and the pool's acquire timeout.
+ */
+function isConnectionFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; sqlState?: unknown; name?: unknown; message?: unknown };
+  const code = typeof e?.sqlState === 'string' ? e.sqlState : typeof e?.code === 'string' ? e.code : '';
+  if (/^[0-9A-Z]{5}$/.test(code)) return (code.startsWith('08') && code !== '08P01') || code.startsWith('53') || code.startsWith('57P') || code.startsWith('58');
+  if (/^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN)$/.test(code)) return true;
+  return e?.name === 'KnexTimeoutError' || /connection terminated|not queryable|timeout acquiring a connection/i.test(String(e?.message ?? ''));
 }
