@@ -8,8 +8,11 @@ export function encodeCursor(value: Record<string, unknown>): string {
 
 const noNul = (s: string) => !s.includes('\u0000');
 
-/** The cursor of lists ordered by (createdAt, id): events, the outbox. */
+/** The cursor of lists ordered by (createdAt, id): the outbox. */
 export const timeCursor = z.object({ t: z.string().datetime({ offset: true }), id: z.string().uuid() });
+
+/** The cursor of the event lists, ordered by write sequence (a bigint, as decimal text). */
+export const eventCursor = z.object({ seq: z.string().regex(/^[1-9][0-9]{0,17}$/) });
 
 /** The cursor of GET /contacts, which remembers the sort it was made for. */
 export const contactCursor = z

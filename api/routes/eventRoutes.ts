@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../http/errors';
 import { isUuid, parseQuery } from '../http/validation';
-import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor, eventCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
@@ -22,7 +22,7 @@ export function eventRoutes(deps: ApiDeps) {
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0], contactId?: string) {
     const q = parseQuery(listQuery, ctx.query);
-    const after = q.cursor ? decodeCursor(q.cursor, timeCursor) : undefined;
+    const after = q.cursor ? decodeCursor(q.cursor, eventCursor).seq : undefined;
     const filterContact = contactId ?? q.contactId;
     if (filterContact !== undefined && !isUuid(filterContact)) throw notFound('contact', filterContact);
     const result = await eventRepository.list(ctx.state.em, ctx.state.project!.id, {
@@ -35,7 +35,7 @@ export function eventRoutes(deps: ApiDeps) {
     const last = result.events[result.events.length - 1];
     return {
       data: result.events.map(serializeEvent),
-      cursor: result.hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
+      cursor: result.hasMore && last ? encodeCursor({ seq: last.seq }) : null,
       hasMore: result.hasMore,
       total: result.total,
     };

@@ -8,6 +8,8 @@ export interface EventRow {
   source: 'API' | 'SYSTEM';
   emailId: string | null;
   createdAt: Date;
+  /** Write order (bigint as text): lists and their cursors order by it. Not part of the API shape. */
+  seq: string;
 }
 
 function toEvent(row: Record<string, any>): EventRow {
@@ -19,21 +21,26 @@ function toEvent(row: Record<string, any>): EventRow {
     source: row.source,
     emailId: row.email_id ?? null,
     createdAt: new Date(row.created_at),
+    seq: String(row.seq),
   };
 }
 
 /** The API shape of an event (contract section 6); emailId only when there is one. */
 export function serializeEvent(event: EventRow) {
-  const { emailId, ...rest } = event;
+  const { emailId, seq: _seq, ...rest } = event;
   return emailId ? { ...rest, emailId } : rest;
 }
 
 export const eventRepository = {
-  /** Newest first, keyset-paginated on (createdAt, id). */
+  /**
+   * Newest first, in the order the events were written (`seq`, see the EventOrder migration):
+   * the newest subscription event of a contact is always the one that decided its state.
+   * Keyset-paginated on seq: `after` is the seq of the last event served.
+   */
   async list(
     em: EntityManager,
     projectId: string,
-    q: { limit: number; name?: string; contactId?: string; after?: { t: string; id: string }; withTotal: boolean },
+    q: { limit: number; name?: string; contactId?: string; after?: string; withTotal: boolean },
   ) {
     const where = ['project_id = ?'];
     const params: unknown[] = [projectId];
@@ -48,10 +55,10 @@ export const eventRepository = {
     const filterWhere = where.join(' and ');
     const filterParams = [...params];
     if (q.after) {
-      where.push('(created_at, id) < (?, ?)');
-      params.push(new Date(q.after.t), q.after.id);
+      where.push('seq < ?');
+      params.push(q.after);
     }
-    const rows = await em.execute(`select * from events where ${where.join(' and ')} order by created_at desc, id desc limit ?`, [...params, q.limit + 1]);
+    const rows = await em.execute(`select * from events where ${where.join(' and ')} order by seq desc limit ?`, [...params, q.limit + 1]);
     let total = 0;
     if (q.withTotal) total = (await em.execute(`select count(*)::int as n from events where ${filterWhere}`, filterParams))[0].n;
     return { events: rows.slice(0, q.limit).map(toEvent), hasMore: rows.length > q.limit, total };
