@@ -98,10 +98,10 @@ export function decodedBodyStream(req: IncomingMessage, limitBytes: number): Rea
   if (codings.length) stages.push({ stream: byteLimit(limitBytes), fail: (err) => asApiError(err, 'identity') });
   const output = stages[stages.length - 1].stream;
 
-  let failed = false;
+  let settled = false;
   const fail = (err: ApiError) => {
-    if (failed) return;
-    failed = true;
+    if (settled) return;
+    settled = true;
     req.unpipe(stages[0].stream);
     for (const stage of stages) stage.stream.unpipe();
     // Keep reading and discarding what the client still sends, then let the answer go out.
@@ -109,9 +109,16 @@ export function decodedBodyStream(req: IncomingMessage, limitBytes: number): Rea
     for (const stage of stages) if (stage.stream !== output) stage.stream.destroy();
     output.destroy(err);
   };
+  // A client that goes away mid-body; once the body is read, the request is no longer ours to watch.
+  const cutOff = () => fail(new ApiError(400, 'INVALID_REQUEST_BODY', 'The request body was not received completely'));
+  req.once('aborted', cutOff);
+  req.once('error', cutOff);
+  output.once('close', () => {
+    settled = true;
+    req.off('aborted', cutOff);
+    req.off('error', cutOff);
+  });
 
-  req.on('aborted', () => fail(new ApiError(400, 'INVALID_REQUEST_BODY', 'The request body was not received completely')));
-  req.on('error', () => fail(new ApiError(400, 'INVALID_REQUEST_BODY', 'The request body was not received completely')));
   let upstream: Readable = req;
   for (const stage of stages) {
     stage.stream.on('error', (err) => fail(stage.fail(err)));

@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import net from 'node:net';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
 import { MAX_JSON_DEPTH } from '../../lib/untrustedJson';
@@ -224,5 +225,26 @@ describe('Content-Encoding', () => {
     const res = await stack.http.request('POST', '/auth/login', { rawBody: latin1, headers: json });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_REQUEST_BODY');
+  });
+});
+
+describe('a client that goes away mid-body', () => {
+  it('costs the API nothing: no 500 logged, and it keeps answering', async () => {
+    const { port } = new URL(stack.api.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write('POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 5000\r\n\r\n');
+        socket.write(zlib.gzipSync(Buffer.from('{"email":"a@b.c"')).subarray(0, 12), () => {
+          setTimeout(() => {
+            socket.destroy();
+            resolve();
+          }, 100);
+        });
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await stack.http.get('/health')).status).toBe(200);
+    expect(stack.logs.filter((l) => l.msg === 'unhandled error')).toEqual([]);
   });
 });
