@@ -141,6 +141,21 @@ describe('text PostgreSQL cannot store', () => {
   });
 });
 
+describe('prototype-poisoning keys', () => {
+  it('refuses __proto__ and constructor.prototype anywhere in a body, and keeps a plain "constructor" key', async () => {
+    for (const rawBody of [
+      '{"email":"proto@example.com","event":"e","data":{"a":[{"__proto__":{"isAdmin":true}}]}}',
+      '{"email":"proto@example.com","event":"e","data":{"constructor":{"prototype":{"isAdmin":true}}}}',
+    ]) {
+      const res = await stack.http.request('POST', '/v1/track', { rawBody, headers: { ...json, Authorization: `Bearer ${project.publicKey}` } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST_BODY', message: expect.stringContaining('__proto__') });
+    }
+    const fine = await stack.http.post('/v1/track', { email: 'proto@example.com', event: 'e', data: { constructor: 'c' } }, { key: project.publicKey });
+    expect(fine.status).toBe(200);
+  });
+});
+
 describe('Content-Encoding', () => {
   const loginBody = () => Buffer.from(JSON.stringify({ email: account.email, password: account.password }));
   const encoders: Record<string, (b: Buffer) => Buffer> = {
