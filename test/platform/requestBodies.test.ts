@@ -235,11 +235,15 @@ describe('Content-Encoding', () => {
     }
   });
 
-  it('refuses a body that is not UTF-8 with 400', async () => {
+  it('refuses a body that is not UTF-8 with 400, and another declared charset with 415', async () => {
     const latin1 = Buffer.from('{"email":"caf\xe9@example.com","password":"x"}', 'latin1');
     const res = await stack.http.request('POST', '/auth/login', { rawBody: latin1, headers: json });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_REQUEST_BODY');
+    const declared = await stack.http.request('POST', '/auth/login', { rawBody: latin1, headers: { 'Content-Type': 'application/json; charset=iso-8859-1' } });
+    expect(declared.status).toBe(415);
+    const utf8 = await stack.http.request('POST', '/auth/login', { rawBody: loginBody(), headers: { 'Content-Type': 'application/json; charset=UTF-8' } });
+    expect(utf8.status).toBe(200);
   });
 });
 
