@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { LOGIN_THROTTLE, loginThrottleRepository } from '../db/repositories/loginThrottleRepository';
 
 export function createCleanupActivities({ orm }: ActivityDeps) {
   return {
@@ -6,12 +7,13 @@ export function createCleanupActivities({ orm }: ActivityDeps) {
       const rows = await orm.em.fork().execute(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`);
       return rows[0].n;
     },
-    /** The limiter reads the current and previous minute only; older windows are dead weight. */
+    /** The limiter reads the current and previous minute only; older windows are dead weight. So are the login throttle's passed windows. */
     async deleteStaleRateLimitWindows(): Promise<number> {
       const rows = await orm.em
         .fork()
         .execute(`with gone as (delete from rate_limit_windows where window_start < now() - interval '5 minutes' returning 1) select count(*)::int as n from gone`);
-      return rows[0].n;
+      const loginCounters = await loginThrottleRepository.deleteExpired(orm.em.fork(), LOGIN_THROTTLE.windowMinutes);
+      return rows[0].n + loginCounters;
     },
   };
 }
