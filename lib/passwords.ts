@@ -1,5 +1,7 @@
+import os from 'node:os';
 import { Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
+import { Semaphore } from './semaphore';
 
 /**
  * Password hashes. New hashes are argon2id with OWASP's parameters (19 MiB, 2 passes, 1 lane);
@@ -7,6 +9,13 @@ import { verify as bcryptVerify } from '@node-rs/bcrypt';
  * Both libraries are native and run on libuv's thread pool, so a burst of logins queues there
  * instead of blocking the event loop (and with it /health and every other request).
  */
+/**
+ * Hashes running at once. Each one keeps a core busy for its whole duration; leaving one core
+ * (and one of libuv's 4 threads, which file and DNS work share) free keeps the event loop and
+ * the other requests answering during a login flood, at the price of queueing the logins.
+ */
+const hashing = new Semaphore(Math.max(1, Math.min(os.availableParallelism() - 1, 3)));
+
 const ARGON2_OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2_OPTIONS.timeCost},p=${ARGON2_OPTIONS.parallelism}$`;
 
@@ -14,7 +23,7 @@ const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2
 export const MAX_PASSWORD_BYTES = 72;
 
 export function hashPassword(password: string): Promise<string> {
-  return argon2Hash(password, ARGON2_OPTIONS);
+  return hashing.run(() => argon2Hash(password, ARGON2_OPTIONS));
 }
 
 export interface PasswordCheck {
@@ -25,11 +34,11 @@ export interface PasswordCheck {
 
 export async function verifyPassword(password: string, storedHash: string): Promise<PasswordCheck> {
   if (storedHash.startsWith('$argon2')) {
-    const ok = await argon2Verify(storedHash, password).catch(() => false);
+    const ok = await hashing.run(() => argon2Verify(storedHash, password)).catch(() => false);
     return { ok, needsRehash: ok && !storedHash.startsWith(CURRENT_PREFIX) };
   }
   if (/^\$2[aby]\$/.test(storedHash)) {
-    const ok = await bcryptVerify(password, storedHash).catch(() => false);
+    const ok = await hashing.run(() => bcryptVerify(password, storedHash)).catch(() => false);
     return { ok, needsRehash: ok };
   }
   return { ok: false, needsRehash: false };
@@ -39,5 +48,6 @@ export async function verifyPassword(password: string, storedHash: string): Prom
 let dummyHash: Promise<string> | undefined;
 export async function burnPasswordCheck(password: string): Promise<void> {
   dummyHash ??= hashPassword('mailroom-timing-equaliser');
-  await argon2Verify(await dummyHash, password).catch(() => false);
+  const hash = await dummyHash;
+  await hashing.run(() => argon2Verify(hash, password)).catch(() => false);
 }
