@@ -3,6 +3,7 @@ import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { cookieFrom } from '../support/http';
 import { signUp, type TestAccount } from '../support/accounts';
+import { createCleanupActivities } from '../../activities/cleanupActivities';
 
 /**
  * Issue 13, item 4: logins cannot stall the service, and a password guesser is slowed.
@@ -150,6 +151,27 @@ describe('login throttle', () => {
     }
     const res = await stack.http.post('/auth/login', { email: user.email, password: 'wrong' }, { headers: { 'X-Forwarded-For': `10.9.9.99, ${proxyHop}` } });
     expect(res.status).toBe(429);
+  });
+});
+
+describe('throttle counters', () => {
+  it('are removed by the hourly cleanup once their window has passed', async () => {
+    const em = stack.orm.em.fork();
+    await em.execute(
+      `insert into login_failures_by_account_address (email, address, failures, last_failed_at) values
+         ('stale@example.com', '192.0.2.1', 3, now() - interval '20 minutes'), ('fresh@example.com', '192.0.2.1', 3, now())`,
+    );
+    await em.execute(
+      `insert into login_failures_by_address (address, attempts, window_started_at) values
+         ('192.0.2.2', 5, now() - interval '20 minutes'), ('192.0.2.3', 5, now())`,
+    );
+    const { config, orm, mail, logger, eventTriggers } = stack;
+    const cleanup = createCleanupActivities({ config, orm, mail, logger, eventTriggers });
+    await cleanup.deleteStaleRateLimitWindows();
+    const pairs = await em.execute(`select email from login_failures_by_account_address where address = '192.0.2.1'`);
+    const addresses = await em.execute(`select address from login_failures_by_address where address in ('192.0.2.2', '192.0.2.3')`);
+    expect(pairs.map((r) => r.email)).toEqual(['fresh@example.com']);
+    expect(addresses.map((r) => r.address)).toEqual(['192.0.2.3']);
   });
 });
 
