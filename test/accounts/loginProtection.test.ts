@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { hash as bcryptHash } from '@node-rs/bcrypt';
-import { startTestStack, type TestStack } from '../support/testStack';
-import { cookieFrom } from '../support/http';
+import { startTestStack, testEnv, type TestStack } from '../support/testStack';
+import { spawnService, type ChildService } from '../support/processes';
+import { cookieFrom, HttpClient } from '../support/http';
 import { signUp, type TestAccount } from '../support/accounts';
 import { createCleanupActivities } from '../../activities/cleanupActivities';
 
@@ -49,28 +51,51 @@ describe('password hashing', () => {
     expect(row.password_hash).toMatch(/^\$argon2id\$/);
     expect((await login(legacy.email, legacy.password, from)).status).toBe(200);
   });
+});
+
+describe('a login flood', () => {
+  // The API as its own process, as in production: the 60 clients' work does not share its event loop.
+  const env = testEnv();
+  let api: ChildService | undefined;
+  let apiUrl: string;
+  beforeAll(async () => {
+    api = spawnService('api/main.ts', { ...env, DATABASE_URL: stack.databaseUrl });
+    // Generous: on a loaded machine the API process takes a while to compile and start.
+    const listening = await api.waitForLine((l) => l.msg === 'api listening', 120_000);
+    apiUrl = `http://127.0.0.1:${listening.port}`;
+  }, 150_000);
+  afterAll(async () => {
+    api?.kill();
+    await api?.exited;
+    fs.rmSync(env.DATA_DIR, { recursive: true, force: true });
+  });
 
   it('keeps /health answering 200 within 1 s while 60 logins from 60 clients arrive at once', async () => {
+    const http = new HttpClient(apiUrl);
     const healthLatencies: number[] = [];
     const healthStatuses: number[] = [];
     let storming = true;
     const poller = (async () => {
       while (storming) {
         const started = performance.now();
-        const res = await stack.http.get('/health');
+        const res = await http.get('/health');
         healthLatencies.push(performance.now() - started);
         healthStatuses.push(res.status);
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const logins = await Promise.all(Array.from({ length: 60 }, () => login(account.email, account.password, clientAddress())));
+    const logins = await Promise.all(
+      Array.from({ length: 60 }, () =>
+        http.post('/auth/login', { email: account.email, password: account.password }, { headers: { 'X-Forwarded-For': clientAddress() } }),
+      ),
+    );
     storming = false;
     await poller;
 
     expect(logins.map((r) => r.status)).toEqual(Array(60).fill(200));
     expect(healthStatuses.length).toBeGreaterThan(0);
     expect(healthStatuses.every((s) => s === 200)).toBe(true);
-    // The bound the issue sets (1 s); the event loop stays free while the hashes run on the thread pool.
+    // The bound the issue sets (1 s): the hashes run on the thread pool, at most cores − 1 at once.
     expect(Math.max(...healthLatencies)).toBeLessThan(1000);
   });
 });
