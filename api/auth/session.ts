@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../lib/config';
 import type { AppContext, AppState } from '../state';
 import { unauthorized } from '../http/errors';
+import { isUuid } from '../http/validation';
 import { sessionRepository } from '../../db/repositories/sessionRepository';
 import type { User } from '../../db/entities/user';
 
@@ -14,8 +15,6 @@ interface SessionClaims {
   /** The row in `sessions` that keeps this cookie valid; logout and a password reset delete it. */
   sid: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function cookieOptions(ctx: AppContext, config: Config) {
   const secure = config.publicUrl.startsWith('https://');
@@ -47,7 +46,7 @@ function sessionClaims(ctx: AppContext, config: Config): SessionClaims | null {
   if (!token) return null;
   try {
     const claims = jwt.verify(token, config.secret, { algorithms: ['HS256'] }) as unknown as Partial<SessionClaims>;
-    if (typeof claims.sub !== 'string' || typeof claims.sid !== 'string' || !UUID.test(claims.sub) || !UUID.test(claims.sid)) return null;
+    if (typeof claims.sub !== 'string' || typeof claims.sid !== 'string' || !isUuid(claims.sub) || !isUuid(claims.sid)) return null;
     return { sub: claims.sub, sid: claims.sid };
   } catch {
     return null;
