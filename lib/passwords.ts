@@ -44,10 +44,10 @@ export async function verifyPassword(password: string, storedHash: string): Prom
   return { ok: false, needsRehash: false };
 }
 
-// Checked against when the email is unknown (or the attempt cannot succeed), so a login costs the same either way.
-let dummyHash: Promise<string> | undefined;
+// Checked against when the email is unknown, so a login costs the same either way. Made when the
+// process starts, so the first unknown email does not pay for it.
+const dummyHash = hashPassword('mailroom-timing-equaliser');
 export async function burnPasswordCheck(password: string): Promise<void> {
-  dummyHash ??= hashPassword('mailroom-timing-equaliser');
   const hash = await dummyHash;
   await hashing.run(() => argon2Verify(hash, password)).catch(() => false);
 }
