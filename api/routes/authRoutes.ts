@@ -6,6 +6,8 @@ import { ApiError, badRequest, conflict, forbidden } from '../http/errors';
 import { emailAddress, parseBody, parseQuery } from '../http/validation';
 import { endSession, requireUser, startSession } from '../auth/session';
 import { admitLoginAttempt, loginSucceeded } from '../auth/loginThrottle';
+import { spendAddressBudget } from '../auth/addressBudget';
+import { ADDRESS_BUDGETS } from '../../db/repositories/clientAddressBudget';
 import { userRepository } from '../../db/repositories/userRepository';
 import { hashPassword, verifyPassword, burnPasswordCheck, MAX_PASSWORD_BYTES } from '../../lib/passwords';
 import type { User } from '../../db/entities/user';
@@ -55,6 +57,7 @@ export function authRoutes(deps: ApiDeps) {
     }
   }
 
+  const tooManyMailRequests = 'Too many account mail requests from this address; try again later';
   const queueFailed = () => new ApiError(503, 'SERVICE_UNAVAILABLE', 'Could not queue the email; try again shortly');
 
   router.post('/auth/signup', async (ctx) => {
@@ -121,7 +124,8 @@ export function authRoutes(deps: ApiDeps) {
       ctx.body = { success: true, alreadyVerified: true };
       return;
     }
-    // Beyond the mail limit nothing is sent, and the answer is the same.
+    await spendAddressBudget(ctx, ADDRESS_BUDGETS.ACCOUNT_MAIL, tooManyMailRequests);
+    // Beyond the account's mail limit nothing is sent, and the answer is the same.
     if (!(await queueAccountEmail(ctx, user.email, 'VERIFY_EMAIL'))) throw queueFailed();
     ctx.body = { success: true, alreadyVerified: false };
   });
@@ -130,6 +134,8 @@ export function authRoutes(deps: ApiDeps) {
   // is reached: the lookup happens in the queued workflow, so it cannot be used to probe for accounts.
   router.post('/auth/request-password-reset', async (ctx) => {
     const { email } = parseBody(emailBody, ctx.request.body);
+    // Per client address, whatever the email: it reveals nothing about accounts.
+    await spendAddressBudget(ctx, ADDRESS_BUDGETS.ACCOUNT_MAIL, tooManyMailRequests);
     if (!(await queueAccountEmail(ctx, email, 'RESET_PASSWORD'))) throw queueFailed();
     ctx.body = { success: true, message: 'If an account exists for this email, a reset link is on its way' };
   });

@@ -4,8 +4,9 @@ import { Migration } from '@mikro-orm/migrations';
  * Account security (issues 11 and 13):
  * - `sessions`: one row per signed-in session; the session cookie names its row, so logout and a
  *   password reset end sessions on the server. It replaces `users.session_epoch`.
- * - `login_failures_by_account_address` / `login_failures_by_address`: the login throttle's
- *   counters, shared by every API process.
+ * - `login_failures_by_account_address`: the login throttle's per-(account, client address) counter;
+ *   `client_address_attempts`: per-client-address budgets (logins, account-mail requests). Shared by
+ *   every API process.
  * - an index for the per-account mail limit, which counts the tokens issued in the last 15 minutes.
  */
 export class Migration20261123020000AccountSecurity extends Migration {
@@ -33,18 +34,20 @@ export class Migration20261123020000AccountSecurity extends Migration {
       );
       create index login_failures_by_account_address_last_failed_index on login_failures_by_account_address (last_failed_at);
 
-      create table login_failures_by_address (
-        address text primary key,
+      create table client_address_attempts (
+        purpose text not null check (purpose in ('LOGIN', 'ACCOUNT_MAIL')),
+        address text not null,
         attempts integer not null,
-        window_started_at timestamptz not null
+        window_started_at timestamptz not null,
+        primary key (purpose, address)
       );
-      create index login_failures_by_address_window_index on login_failures_by_address (window_started_at);
+      create index client_address_attempts_window_index on client_address_attempts (window_started_at);
     `);
   }
 
   override async down(): Promise<void> {
     this.addSql(`
-      drop table if exists login_failures_by_address;
+      drop table if exists client_address_attempts;
       drop table if exists login_failures_by_account_address;
       drop index if exists user_tokens_user_purpose_created_index;
       alter table users add column session_epoch integer not null default 0;

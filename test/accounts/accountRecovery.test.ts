@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startSmtpServer, type TestSmtpServer, type ReceivedMail } from '../support/smtpServer';
 import { signUp } from '../support/accounts';
@@ -41,8 +42,15 @@ async function accountMailRunsFinished(): Promise<void> {
   });
 }
 
-async function requestReset(email: string) {
-  const res = await stack.http.post('/auth/request-password-reset', { email });
+/** A fresh client address: each scenario stays clear of the per-address request budget. */
+function clientAddress(): string {
+  const b = crypto.randomBytes(2);
+  return `198.18.${b[0]}.${b[1]}`;
+}
+const testClient = clientAddress();
+
+async function requestReset(email: string, from = testClient) {
+  const res = await stack.http.post('/auth/request-password-reset', { email }, { headers: { 'X-Forwarded-For': from } });
   expect(res.status).toBe(200);
   return res;
 }
@@ -116,9 +124,10 @@ describe('the reset request reveals nothing', () => {
 describe('mail limits per address', () => {
   it('sends at most 3 reset mails per address per 15 minutes, answering every request the same', async () => {
     const account = await signUp(stack.http);
+    const from = clientAddress();
     const answers = [];
     for (let i = 0; i < 8; i++) {
-      answers.push(await requestReset(account.email));
+      answers.push(await requestReset(account.email, from));
       // One request after another, each run finished before the next (a person pressing "send again").
       await accountMailRunsFinished();
     }
@@ -133,7 +142,8 @@ describe('mail limits per address', () => {
 
   it('holds when the requests arrive together: 8 at once issue 3 tokens, only the newest works', async () => {
     const account = await signUp(stack.http);
-    const answers = await Promise.all(Array.from({ length: 8 }, () => stack.http.post('/auth/request-password-reset', { email: account.email })));
+    const from = clientAddress();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => requestReset(account.email, from)));
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
     await accountMailRunsFinished();
     const [issued] = await stack.orm.em
@@ -151,8 +161,9 @@ describe('mail limits per address', () => {
 
   it('sends at most 3 verification mails per address per 15 minutes, the signup mail included', async () => {
     const account = await signUp(stack.http);
+    const from = clientAddress();
     const answers = await Promise.all(
-      Array.from({ length: 7 }, () => stack.http.post('/auth/request-verification', {}, { cookie: account.cookie })),
+      Array.from({ length: 7 }, () => stack.http.post('/auth/request-verification', {}, { cookie: account.cookie, headers: { 'X-Forwarded-For': from } })),
     );
     for (const answer of answers) {
       expect(answer.status).toBe(200);
@@ -162,5 +173,29 @@ describe('mail limits per address', () => {
     await eventually(() => expect(mailsTo(account.email, VERIFY_SUBJECT)).toHaveLength(3));
     await new Promise((r) => setTimeout(r, 300));
     expect(mailsTo(account.email, VERIFY_SUBJECT)).toHaveLength(3);
+  });
+});
+
+describe('requests per client address', () => {
+  it('answers 429 with Retry-After after 30 account mail requests from one address, known or unknown emails alike', async () => {
+    const account = await signUp(stack.http);
+    const from = clientAddress();
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const email = i % 2 ? account.email : `nobody-${i}@example.com`;
+      statuses.push((await stack.http.post('/auth/request-password-reset', { email }, { headers: { 'X-Forwarded-For': from } })).status);
+    }
+    expect(statuses).toEqual(Array(30).fill(200));
+    for (const email of [account.email, 'nobody-else@example.com']) {
+      const limited = await stack.http.post('/auth/request-password-reset', { email }, { headers: { 'X-Forwarded-For': from } });
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    const verification = await stack.http.post('/auth/request-verification', {}, { cookie: account.cookie, headers: { 'X-Forwarded-For': from } });
+    expect(verification.status).toBe(429);
+    // Another client is not affected.
+    expect((await requestReset(account.email, clientAddress())).status).toBe(200);
+    await accountMailRunsFinished();
   });
 });

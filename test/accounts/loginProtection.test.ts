@@ -192,14 +192,15 @@ describe('throttle counters', () => {
          ('stale@example.com', '192.0.2.1', 3, now() - interval '20 minutes'), ('fresh@example.com', '192.0.2.1', 3, now())`,
     );
     await em.execute(
-      `insert into login_failures_by_address (address, attempts, window_started_at) values
-         ('192.0.2.2', 5, now() - interval '20 minutes'), ('192.0.2.3', 5, now())`,
+      `insert into client_address_attempts (purpose, address, attempts, window_started_at) values
+         ('LOGIN', '192.0.2.2', 5, now() - interval '20 minutes'), ('ACCOUNT_MAIL', '192.0.2.2', 5, now() - interval '20 minutes'),
+         ('LOGIN', '192.0.2.3', 5, now())`,
     );
     const { config, orm, mail, logger, eventTriggers } = stack;
     const cleanup = createCleanupActivities({ config, orm, mail, logger, eventTriggers });
     await cleanup.deleteStaleRateLimitWindows();
     const pairs = await em.execute(`select email from login_failures_by_account_address where address = '192.0.2.1'`);
-    const addresses = await em.execute(`select address from login_failures_by_address where address in ('192.0.2.2', '192.0.2.3')`);
+    const addresses = await em.execute(`select address from client_address_attempts where address in ('192.0.2.2', '192.0.2.3')`);
     expect(pairs.map((r) => r.email)).toEqual(['fresh@example.com']);
     expect(addresses.map((r) => r.address)).toEqual(['192.0.2.3']);
   });
