@@ -35,8 +35,29 @@ async function main() {
   }
   try {
     const { project, account } = await accountWithProject(stack.http);
-    const [token] = await stack.orm.em.fork().execute(`select id from user_tokens where user_id = ?`, [account.userId]);
-    await save('accountEmailWorkflow-sent', `account-email-${token.id}`);
+    // The token of a requested account mail has the request's id, which is also in the workflow id.
+    const token = await eventually(async () => {
+      const [row] = await stack.orm.em.fork().execute(`select id from user_tokens where user_id = ?`, [account.userId]);
+      if (!row) throw new Error('not issued yet');
+      return row;
+    });
+    await save('accountEmailRequestWorkflow-sent', `account-email-${token.id}`);
+
+    // A reset asked for an address without an account: the run ends without a mail.
+    const accountMailRuns = async () => {
+      const ids: string[] = [];
+      const query = `TaskQueue = "${stack.config.temporalTaskQueue}" AND WorkflowType = "accountEmailRequestWorkflow"`;
+      for await (const run of stack.temporal.workflow.list({ query })) ids.push(run.workflowId);
+      return ids;
+    };
+    const before = await accountMailRuns();
+    await stack.http.post('/auth/request-password-reset', { email: 'nobody@example.com' });
+    const unknownRun = await eventually(async () => {
+      const fresh = (await accountMailRuns()).filter((id) => !before.includes(id));
+      if (fresh.length !== 1) throw new Error('not yet');
+      return fresh[0];
+    });
+    await save('accountEmailRequestWorkflow-no-account', unknownRun);
 
     const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'a.csv', content: 'email,plan\na@example.com,pro\nbad,free\n' });
     await save('importContactsWorkflow-completed', `import-${upload.body.jobId}`);

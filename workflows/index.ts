@@ -1,4 +1,4 @@
 /** Every workflow the worker runs. Only deterministic orchestration lives under workflows/. */
-export { accountEmailWorkflow } from './accountEmailWorkflow';
+export { accountEmailRequestWorkflow, accountEmailWorkflow } from './accountEmailWorkflow';
 export { hourlyCleanupWorkflow } from './hourlyCleanupWorkflow';
 export { importContactsWorkflow, bulkContactsWorkflow } from './contactJobWorkflows';

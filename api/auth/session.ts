@@ -3,7 +3,8 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../lib/config';
 import type { AppContext, AppState } from '../state';
 import { unauthorized } from '../http/errors';
-import { userRepository } from '../../db/repositories/userRepository';
+import { isUuid } from '../http/validation';
+import { sessionRepository } from '../../db/repositories/sessionRepository';
 import type { User } from '../../db/entities/user';
 
 export const SESSION_COOKIE = 'mailroom_session';
@@ -11,40 +12,51 @@ const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
 interface SessionClaims {
   sub: string;
-  /** The user's session epoch when issued; a password reset bumps it and so ends older sessions. */
-  ep: number;
+  /** The row in `sessions` that keeps this cookie valid; logout and a password reset delete it. */
+  sid: string;
 }
 
-export function setSessionCookie(ctx: AppContext, config: Config, user: User): void {
-  const token = jwt.sign({ sub: user.id, ep: user.sessionEpoch } satisfies SessionClaims, config.secret, {
-    algorithm: 'HS256',
-    expiresIn: SESSION_TTL_SECONDS,
-  });
+function cookieOptions(ctx: AppContext, config: Config) {
   const secure = config.publicUrl.startsWith('https://');
   // TLS is terminated in front of Mailroom when PUBLIC_URL is https; tell the cookie jar so.
   if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
-  ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_TTL_SECONDS * 1000, overwrite: true, path: '/' });
+  return { httpOnly: true, sameSite: 'lax' as const, secure, overwrite: true, path: '/' };
 }
 
-export function clearSessionCookie(ctx: AppContext, config: Config): void {
-  const secure = config.publicUrl.startsWith('https://');
-  if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
-  ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure, maxAge: 0, expires: new Date(0), overwrite: true, path: '/' });
+/** Opens a server-side session for the user and sets its cookie. */
+export async function startSession(ctx: AppContext, config: Config, user: User): Promise<void> {
+  const session = await sessionRepository.open(ctx.state.em, user.id, SESSION_TTL_SECONDS);
+  const token = jwt.sign({ sub: user.id, sid: session.id } satisfies SessionClaims, config.secret, {
+    algorithm: 'HS256',
+    expiresIn: SESSION_TTL_SECONDS,
+  });
+  ctx.cookies.set(SESSION_COOKIE, token, { ...cookieOptions(ctx, config), maxAge: SESSION_TTL_SECONDS * 1000 });
 }
 
-/** The signed-in user, or null when the cookie is missing, forged, expired or revoked. */
-export async function sessionUser(ctx: AppContext, config: Config): Promise<User | null> {
+/** Ends the session the request's cookie names (if any) and clears the cookie. */
+export async function endSession(ctx: AppContext, config: Config): Promise<void> {
+  const claims = sessionClaims(ctx, config);
+  if (claims) await sessionRepository.end(ctx.state.em, claims.sid);
+  ctx.cookies.set(SESSION_COOKIE, '', { ...cookieOptions(ctx, config), maxAge: 0, expires: new Date(0) });
+}
+
+/** The claims of a genuine, unexpired cookie; null when missing, forged, expired or from before server-side sessions. */
+function sessionClaims(ctx: AppContext, config: Config): SessionClaims | null {
   const token = ctx.cookies.get(SESSION_COOKIE);
   if (!token) return null;
-  let claims: SessionClaims;
   try {
-    claims = jwt.verify(token, config.secret, { algorithms: ['HS256'] }) as unknown as SessionClaims;
+    const claims = jwt.verify(token, config.secret, { algorithms: ['HS256'] }) as unknown as Partial<SessionClaims>;
+    if (typeof claims.sub !== 'string' || typeof claims.sid !== 'string' || !isUuid(claims.sub) || !isUuid(claims.sid)) return null;
+    return { sub: claims.sub, sid: claims.sid };
   } catch {
     return null;
   }
-  if (typeof claims.sub !== 'string' || typeof claims.ep !== 'number') return null;
-  const user = await userRepository.findById(ctx.state.em, claims.sub);
-  return user && user.sessionEpoch === claims.ep ? user : null;
+}
+
+/** The signed-in user, or null when the cookie is missing, forged, expired, or its session was ended. */
+export async function sessionUser(ctx: AppContext, config: Config): Promise<User | null> {
+  const claims = sessionClaims(ctx, config);
+  return claims ? sessionRepository.findUser(ctx.state.em, claims.sid, claims.sub) : null;
 }
 
 export function requireUser(config: Config): Middleware<AppState> {

@@ -1,14 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, badRequest, conflict, forbidden } from '../http/errors';
 import { emailAddress, parseBody, parseQuery } from '../http/validation';
-import { clearSessionCookie, requireUser, setSessionCookie } from '../auth/session';
+import { endSession, requireUser, startSession } from '../auth/session';
+import { admitLoginAttempt, loginSucceeded } from '../auth/loginThrottle';
+import { spendAddressBudget } from '../auth/addressBudget';
+import { ADDRESS_BUDGETS } from '../../db/repositories/clientAddressBudget';
 import { userRepository } from '../../db/repositories/userRepository';
 import { hashPassword, verifyPassword, burnPasswordCheck, MAX_PASSWORD_BYTES } from '../../lib/passwords';
 import type { User } from '../../db/entities/user';
 import type { UserTokenPurpose } from '../../db/entities/userToken';
-import { accountEmailWorkflow } from '../../workflows';
+import type { AccountEmailRequest } from '../../activities/accountEmailActivities';
+import { accountEmailRequestWorkflow } from '../../workflows';
 
 const password = z
   .string({ required_error: 'Password is required' })
@@ -21,7 +26,7 @@ const tokenBody = z.object({ token: z.string({ required_error: 'Token is require
 const resetBody = z.object({ token: z.string({ required_error: 'Token is required' }).min(1).max(200), password });
 const emailBody = z.object({ email: emailAddress });
 
-const TOKEN_TTL: Record<UserTokenPurpose, number> = { VERIFY_EMAIL: 24 * 3600_000, RESET_PASSWORD: 3600_000 };
+const invalidCredentials = () => new ApiError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 
 export function serializeUser(user: User) {
   return { id: user.id, email: user.email, emailVerified: Boolean(user.emailVerifiedAt), createdAt: user.createdAt };
@@ -31,15 +36,18 @@ export function authRoutes(deps: ApiDeps) {
   const { config, temporal, logger } = deps;
   const router = new Router<AppState>();
 
-  /** Issues a token and starts the durable workflow that mails it. False when Temporal refused the start. */
-  async function mailToken(ctx: AppContext, user: User, purpose: UserTokenPurpose): Promise<boolean> {
-    const token = await userRepository.issueToken(ctx.state.em, config.secret, user.id, purpose, TOKEN_TTL[purpose]);
+  /**
+   * Queues one account mail: the workflow looks the account up, applies the mail limit, issues the
+   * token and sends it, so this costs the same whatever the outcome. False when Temporal refused the start.
+   */
+  async function queueAccountEmail(ctx: AppContext, email: string, purpose: UserTokenPurpose): Promise<boolean> {
+    const request: AccountEmailRequest = { requestId: randomUUID(), email, purpose };
     try {
       await temporal.within(() =>
-        temporal.client.workflow.start(accountEmailWorkflow, {
-          workflowId: `account-email-${token.id}`,
+        temporal.client.workflow.start(accountEmailRequestWorkflow, {
+          workflowId: `account-email-${request.requestId}`,
           taskQueue: temporal.taskQueue,
-          args: [{ tokenId: token.id }],
+          args: [request],
         }),
       );
       return true;
@@ -49,28 +57,39 @@ export function authRoutes(deps: ApiDeps) {
     }
   }
 
+  const tooManyMailRequests = 'Too many account mail requests from this address; try again later';
+  const queueFailed = () => new ApiError(503, 'SERVICE_UNAVAILABLE', 'Could not queue the email; try again shortly');
+
   router.post('/auth/signup', async (ctx) => {
     if (config.disableSignups) throw forbidden('Signups are disabled on this Mailroom instance');
     const body = parseBody(credentials, ctx.request.body);
     const user = await userRepository.create(ctx.state.em, body.email, await hashPassword(body.password));
     if (!user) throw conflict('An account with this email already exists');
-    const verificationEmailSent = await mailToken(ctx, user, 'VERIFY_EMAIL');
-    setSessionCookie(ctx, config, user);
+    await startSession(ctx, config, user);
+    const verificationEmailSent = await queueAccountEmail(ctx, user.email, 'VERIFY_EMAIL');
     ctx.status = 201;
     ctx.body = { user: serializeUser(user), verificationEmailSent };
   });
 
   router.post('/auth/login', async (ctx) => {
     const body = parseBody(loginBody, ctx.request.body);
+    const attempt = await admitLoginAttempt(ctx, body.email);
     const user = await userRepository.findByEmail(ctx.state.em, body.email);
-    const ok = user ? await verifyPassword(body.password, user.passwordHash) : await burnPasswordCheck(body.password);
-    if (!user || !ok) throw new ApiError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
-    setSessionCookie(ctx, config, user);
+    if (!user) {
+      await burnPasswordCheck(body.password);
+      throw invalidCredentials();
+    }
+    const check = await verifyPassword(body.password, user.passwordHash);
+    if (!check.ok) throw invalidCredentials();
+    await loginSucceeded(ctx, attempt);
+    if (check.needsRehash) await userRepository.replacePasswordHash(ctx.state.em, user.id, user.passwordHash, await hashPassword(body.password));
+    await startSession(ctx, config, user);
     ctx.body = { user: serializeUser(user) };
   });
 
-  router.get('/auth/logout', (ctx) => {
-    clearSessionCookie(ctx, config);
+  // Ends the session on the server (the cookie stops working even if copied) and clears it; answers the same without one.
+  router.get('/auth/logout', async (ctx) => {
+    await endSession(ctx, config);
     ctx.body = { success: true };
   });
 
@@ -81,7 +100,7 @@ export function authRoutes(deps: ApiDeps) {
   async function verifyEmail(ctx: AppContext, rawToken: string) {
     const consumed = await userRepository.consumeToken(ctx.state.em, rawToken, 'VERIFY_EMAIL');
     if (!consumed) throw badRequest('This verification token is invalid, expired or already used');
-    await ctx.state.em.execute(`update users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ?`, [consumed.userId]);
+    await userRepository.markEmailVerified(ctx.state.em, consumed.userId);
     const user = await userRepository.findById(ctx.state.em.fork(), consumed.userId);
     return user!;
   }
@@ -105,30 +124,28 @@ export function authRoutes(deps: ApiDeps) {
       ctx.body = { success: true, alreadyVerified: true };
       return;
     }
-    if (!(await mailToken(ctx, user, 'VERIFY_EMAIL'))) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Could not queue the email; try again shortly');
+    await spendAddressBudget(ctx, ADDRESS_BUDGETS.ACCOUNT_MAIL, tooManyMailRequests);
+    // Beyond the account's mail limit nothing is sent, and the answer is the same.
+    if (!(await queueAccountEmail(ctx, user.email, 'VERIFY_EMAIL'))) throw queueFailed();
     ctx.body = { success: true, alreadyVerified: false };
   });
 
-  // Answers the same whether or not the account exists, so it cannot be used to probe for accounts.
+  // Does the same work and answers the same whether or not the account exists, or its mail limit
+  // is reached: the lookup happens in the queued workflow, so it cannot be used to probe for accounts.
   router.post('/auth/request-password-reset', async (ctx) => {
     const { email } = parseBody(emailBody, ctx.request.body);
-    const user = await userRepository.findByEmail(ctx.state.em, email);
-    if (user && !(await mailToken(ctx, user, 'RESET_PASSWORD'))) {
-      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Could not queue the email; try again shortly');
-    }
+    // Per client address, whatever the email: it reveals nothing about accounts.
+    await spendAddressBudget(ctx, ADDRESS_BUDGETS.ACCOUNT_MAIL, tooManyMailRequests);
+    if (!(await queueAccountEmail(ctx, email, 'RESET_PASSWORD'))) throw queueFailed();
     ctx.body = { success: true, message: 'If an account exists for this email, a reset link is on its way' };
   });
 
   router.post('/auth/reset-password', async (ctx) => {
     const body = parseBody(resetBody, ctx.request.body);
     const passwordHash = await hashPassword(body.password);
-    const consumed = await userRepository.consumeToken(ctx.state.em, body.token, 'RESET_PASSWORD');
-    if (!consumed) throw badRequest('This reset token is invalid, expired or already used');
-    // A new password ends every existing session; the mailed address is proven, so it counts as verified.
-    await ctx.state.em.execute(
-      `update users set password_hash = ?, session_epoch = session_epoch + 1, email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ?`,
-      [passwordHash, consumed.userId],
-    );
+    // Also retires every other open token of the account and ends all its sessions.
+    const reset = await userRepository.resetPassword(ctx.state.em, body.token, passwordHash);
+    if (!reset) throw badRequest('This reset token is invalid, expired or already used');
     ctx.body = { success: true };
   });
 

@@ -8,8 +8,6 @@ export const UserSchema = defineEntity({
     email: p.string().columnType('text').unique(),
     passwordHash: p.string().columnType('text').hidden(),
     emailVerifiedAt: p.datetime().columnType('timestamptz').nullable(),
-    // Bumped to revoke every session of the user (password reset).
-    sessionEpoch: p.integer().default(0),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
     updatedAt: p.datetime().columnType('timestamptz').defaultRaw('now()').onUpdate(() => new Date()),
   },

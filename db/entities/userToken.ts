@@ -12,6 +12,7 @@ export const UserTokenSchema = defineEntity({
     purpose: p.string().columnType('text').$type<UserTokenPurpose>(),
     tokenHash: p.string().columnType('text').unique(),
     expiresAt: p.datetime().columnType('timestamptz'),
+    // Set when the token is used, and when it is retired unused (a newer reset token, a password change).
     usedAt: p.datetime().columnType('timestamptz').nullable(),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
   },

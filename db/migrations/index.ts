@@ -2,6 +2,7 @@ import { Migration20261122000000Foundation } from './Migration20261122000000Foun
 import { Migration20261122010000ContactsEvents } from './Migration20261122010000ContactsEvents';
 import { Migration20261122020000CheaperDataCheck } from './Migration20261122020000CheaperDataCheck';
 import { Migration20261123010000EventOrder } from './Migration20261123010000EventOrder';
+import { Migration20261123020000AccountSecurity } from './Migration20261123020000AccountSecurity';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: 'Migration20261122010000ContactsEvents', class: Migration20261122010000ContactsEvents },
   { name: 'Migration20261122020000CheaperDataCheck', class: Migration20261122020000CheaperDataCheck },
   { name: 'Migration20261123010000EventOrder', class: Migration20261123010000EventOrder },
+  { name: 'Migration20261123020000AccountSecurity', class: Migration20261123020000AccountSecurity },
 ];

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startSmtpServer, type TestSmtpServer, type ReceivedMail } from '../support/smtpServer';
 import { cookieFrom } from '../support/http';
@@ -71,9 +72,27 @@ describe('signup and login', () => {
     const account = await signUp(stack.http);
     const res = await stack.http.get('/auth/logout', { cookie: account.cookie });
     expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true });
     const cleared = res.headers.getSetCookie().find((c) => c.startsWith('mailroom_session='))!;
     expect(cleared).toMatch(/mailroom_session=;/);
     expect(cleared).toMatch(/expires=Thu, 01 Jan 1970/i);
+  });
+
+  it('ends the session on the server: a copy of the logged-out cookie answers 401, other sessions keep working', async () => {
+    const account = await signUp(stack.http);
+    const elsewhere = cookieFrom(await stack.http.post('/auth/login', { email: account.email, password: account.password }));
+    expect((await stack.http.get('/users/@me', { cookie: account.cookie })).status).toBe(200);
+
+    expect((await stack.http.get('/auth/logout', { cookie: account.cookie })).status).toBe(200);
+    const stale = await stack.http.get('/users/@me', { cookie: account.cookie });
+    expect(stale.status).toBe(401);
+    expect(stale.body.error.code).toBe('UNAUTHORIZED');
+    // The session+X-Project-Id path checks the same session.
+    expect((await stack.http.get('/contacts', { cookie: account.cookie, headers: { 'X-Project-Id': crypto.randomUUID() } })).status).toBe(401);
+    expect((await stack.http.get('/users/@me', { cookie: elsewhere })).status).toBe(200);
+    // Logging out twice, or without any cookie, answers as before.
+    expect((await stack.http.get('/auth/logout', { cookie: account.cookie })).body).toEqual({ success: true });
+    expect((await stack.http.get('/auth/logout')).body).toEqual({ success: true });
   });
 
   it('answers 401 to user endpoints without a session, or with a forged one', async () => {

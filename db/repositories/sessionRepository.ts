@@ -1,0 +1,35 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UserSchema, type User } from '../entities/user';
+
+/**
+ * Dashboard sessions. The session cookie is a signed JWT naming a row here; the row is what makes
+ * it valid, so logout (one row) and a password reset (every row of the user) end sessions at once.
+ */
+export const sessionRepository = {
+  /** Opens a session; the user's expired sessions are removed on the way, so rows do not pile up. */
+  async open(em: EntityManager, userId: string, ttlSeconds: number): Promise<{ id: string; expiresAt: Date }> {
+    const rows = await em.execute<Array<{ id: string; expires_at: Date }>>(
+      `with expired as (delete from sessions where user_id = ? and expires_at < now())
+       insert into sessions (user_id, expires_at) values (?, now() + make_interval(secs => ?)) returning id, expires_at`,
+      [userId, userId, ttlSeconds],
+    );
+    return { id: rows[0].id, expiresAt: rows[0].expires_at };
+  },
+
+  /** The session's user, in one round trip; null when the session was ended or has expired. */
+  async findUser(em: EntityManager, sessionId: string, userId: string): Promise<User | null> {
+    const rows = await em.execute(
+      `select u.* from sessions s join users u on u.id = s.user_id where s.id = ? and s.user_id = ? and s.expires_at > now()`,
+      [sessionId, userId],
+    );
+    return rows.length ? em.map(UserSchema, rows[0]) : null;
+  },
+
+  async end(em: EntityManager, sessionId: string): Promise<void> {
+    await em.execute(`delete from sessions where id = ?`, [sessionId]);
+  },
+
+  async endAllOfUser(em: EntityManager, userId: string): Promise<void> {
+    await em.execute(`delete from sessions where user_id = ?`, [userId]);
+  },
+};
