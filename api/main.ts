@@ -13,7 +13,7 @@ async function main() {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'api shutting down: draining in-flight requests');
+    logger.info({ signal, graceMs: config.apiShutdownGraceMs }, 'api shutting down: draining in-flight requests');
     api
       .close()
       .then(() => {

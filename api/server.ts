@@ -6,6 +6,7 @@ import type { Logger } from '../lib/logger';
 import { createOrm, type Orm } from '../db/orm';
 import { createTemporalClient, type TemporalHandle } from '../temporal-config/client';
 import { createApp } from './app';
+import { trackConnections } from './httpDrain';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
@@ -17,7 +18,7 @@ export interface RunningApi {
   orm: Orm;
   temporal: TemporalHandle;
   eventTriggers: EventTriggers;
-  /** Stops accepting connections, lets in-flight requests finish (up to the timeout), then closes pools. */
+  /** Stops accepting connections, answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS), then closes pools. */
   close(): Promise<void>;
 }
 
@@ -35,6 +36,7 @@ export async function startApiServer(
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 120_000;
+  const connections = trackConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, options.host ?? '0.0.0.0', () => resolve());
@@ -44,15 +46,9 @@ export async function startApiServer(
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
-      server.closeIdleConnections();
-      const timer = setTimeout(() => {
-        logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timeout: closing remaining connections');
-        server.closeAllConnections();
-      }, config.shutdownTimeoutMs);
-      await drained;
-      clearTimeout(timer);
+      const { forced } = await connections.drain(config.apiShutdownGraceMs);
+      if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
+      // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();
     })());

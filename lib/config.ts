@@ -30,6 +30,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
+  API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
 });
 
 export interface Config {
@@ -49,7 +50,10 @@ export interface Config {
   disableSignups: boolean;
   webhookAllowPrivate: boolean;
   logLevel: string;
+  /** How long the worker lets running activities finish after SIGTERM. */
   shutdownTimeoutMs: number;
+  /** How long the API keeps answering the requests it accepted after SIGTERM. */
+  apiShutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
   };
 }
 

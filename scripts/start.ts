@@ -2,13 +2,13 @@
  * `npm start`: runs the whole of Mailroom on one machine. Starts an embedded PostgreSQL
  * unless DATABASE_URL is set and a Temporal dev server unless TEMPORAL_ADDRESS is set (both
  * keep their data under DATA_DIR), applies migrations, then runs the API and the worker as
- * child processes. On SIGINT/SIGTERM it stops the API and worker first (they drain), then
- * Temporal, then PostgreSQL. A second Ctrl-C forces an immediate exit.
+ * supervised child processes: one that dies is restarted with a backoff, and after too many
+ * crashes in a minute the whole stack stops, quoting the child's last output. Once the API
+ * answers /health it prints what to do next. On SIGINT/SIGTERM it stops the API and worker
+ * first (they drain), then Temporal, then PostgreSQL. A second Ctrl-C forces an immediate exit.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { loadConfig } from '../lib/config';
 import type { Config } from '../lib/config';
@@ -19,19 +19,18 @@ import type { EmbeddedPostgres } from '../db/embeddedPostgres';
 import { startTemporalDevServer } from '../temporal-config/devServer';
 import type { TemporalDevServer } from '../temporal-config/devServer';
 import { runMigrations } from '../db/migrate';
-import { stopChildProcess } from '../lib/childProcess';
+import { SupervisedProcess } from '../lib/supervisedProcess';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ensureTemporalBinary } = require('./temporal-binary.cjs') as { ensureTemporalBinary: () => string };
 
 const ROOT = path.resolve(__dirname, '..');
 /** npm forwards the terminal's SIGINT to us, so one Ctrl-C can arrive twice; repeats this close together are one. */
 const SIGNAL_DEBOUNCE_MS = 1000;
-
-interface Managed {
-  name: 'api' | 'worker';
-  child: ChildProcess;
-  exited: Promise<void>;
-}
+/** Time a child gets beyond its own drain setting before it is killed. */
+const STOP_MARGIN_MS = 5000;
+const HEALTH_POLL_MS = 500;
+/** How long /health may answer 503 after the API listens before we say what is down. */
+const HEALTH_WARN_AFTER_MS = 30_000;
 
 class StartupAborted extends Error {}
 
@@ -39,7 +38,7 @@ let config: Config;
 let log: Logger;
 let postgres: EmbeddedPostgres | undefined;
 let temporal: TemporalDevServer | undefined;
-const children: Managed[] = [];
+const children: SupervisedProcess[] = [];
 let startup: Promise<void> | undefined;
 let shutdownPromise: Promise<void> | undefined;
 let firstSignalAt = 0;
@@ -66,37 +65,90 @@ function checkpoint(): void {
   if (shutdownPromise) throw new StartupAborted();
 }
 
-function runChild(name: Managed['name'], entry: string, env: NodeJS.ProcessEnv): void {
-  // Own process group: a terminal Ctrl-C reaches only us, and we decide the order things stop in.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: process.cwd(),
-    env,
-    stdio: 'inherit',
-    detached: true,
-  });
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => {
-      if (!shutdownPromise) {
-        log.error({ process: name, code, signal }, `${name} exited unexpectedly; stopping Mailroom`);
-        void shutdown(code || 1, `${name} exited`);
-      } else {
-        log.info({ process: name, code, signal }, `${name} stopped`);
-      }
-      resolve();
-    });
-    child.on('error', (err) => {
-      if (child.pid !== undefined) return; // a failed kill; the exit handler covers the rest
-      log.error({ process: name, err }, `could not start ${name}`);
-      if (!shutdownPromise) void shutdown(1, `${name} failed to start`);
-      resolve();
-    });
-  });
-  children.push({ name, child, exited });
+/** The API and the worker, each with the time it drains for on SIGTERM. */
+function childGraceMs(name: string): number {
+  return (name === 'api' ? config.apiShutdownGraceMs : config.shutdownTimeoutMs) + STOP_MARGIN_MS;
 }
 
-async function stopChild({ name, child, exited }: Managed, graceMs: number): Promise<void> {
-  if (await stopChildProcess(child, { graceMs })) log.warn({ process: name, graceMs }, `${name} did not stop in time; it was killed`);
-  await exited;
+function runChild(name: 'api' | 'worker', entry: string, env: NodeJS.ProcessEnv, onLine?: (line: string) => void): void {
+  const child = new SupervisedProcess({
+    name,
+    args: ['--import', 'tsx', path.join(ROOT, entry)],
+    cwd: process.cwd(),
+    env,
+    log,
+    onLine,
+    onGiveUp: ({ crashes, windowMs, lastOutput }) => {
+      // For the person at the terminal: the JSON line above has the same, machine-readable.
+      process.stderr.write(
+        `\nMailroom is stopping: the ${name} crashed ${crashes} times within ${windowMs / 1000} s. Its last output:\n` +
+          lastOutput.map((line) => `  | ${line}`).join('\n') +
+          '\n\n',
+      );
+      void shutdown(1, `${name} kept crashing`);
+    },
+  });
+  children.push(child);
+  child.start();
+}
+
+/**
+ * Watches the API's log for the port it listens on, then polls /health until it answers 200 and
+ * says so (the first time with the line that tells a new user what to do next). Again after each
+ * restart of the API.
+ */
+function apiReadiness(): (line: string) => void {
+  let announced = false;
+  let polling = false;
+  return (line) => {
+    if (polling || !line.includes('"api listening"')) return;
+    let port: number;
+    try {
+      port = Number(JSON.parse(line).port);
+    } catch {
+      return;
+    }
+    polling = true;
+    void waitForHealth(port).then((healthy) => {
+      polling = false;
+      if (!healthy) return;
+      const api = config.publicUrl;
+      const temporalUi = temporal?.uiUrl ?? null;
+      if (announced) {
+        log.info({ api }, 'api is answering again');
+        return;
+      }
+      announced = true;
+      log.info({ api, temporalUi }, 'Mailroom is ready');
+      process.stdout.write(
+        `Mailroom is ready: API ${api}` +
+          (temporalUi ? ` · Temporal UI ${temporalUi}` : '') +
+          ' · first account, project and keys: README "Quick start"\n',
+      );
+    });
+  };
+}
+
+/** True once GET /health answers 200; false if Mailroom shuts down first. */
+async function waitForHealth(port: number): Promise<boolean> {
+  const started = Date.now();
+  let warned = false;
+  while (!shutdownPromise) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5000) });
+      const body = await res.text();
+      if (res.status === 200) return true;
+      if (!warned && Date.now() - started > HEALTH_WARN_AFTER_MS) {
+        warned = true;
+        log.warn({ status: res.status, health: body }, `the API is up but /health answers ${res.status}: ${body}`);
+      }
+    } catch {
+      // not listening (any more): a restart brings a new "api listening" line
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
+  }
+  return false;
 }
 
 async function runStartup(): Promise<void> {
@@ -148,7 +200,7 @@ async function runStartup(): Promise<void> {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
   };
-  runChild('api', 'api/main.ts', env);
+  runChild('api', 'api/main.ts', env, apiReadiness());
   runChild('worker', 'worker/main.ts', env);
   log.info(
     { api: config.publicUrl, temporalUi: temporal?.uiUrl ?? null, temporalAddress, namespace: config.temporalNamespace },
@@ -163,8 +215,7 @@ function shutdown(exitCode: number, reason: string): Promise<void> {
     log.info({ reason }, 'shutting down');
     // Let an in-flight startup step finish (it stops at the next checkpoint), so nothing it starts is missed.
     await startup?.catch(() => undefined);
-    const graceMs = config.shutdownTimeoutMs + 5000;
-    await Promise.all(children.map((managed) => stopChild(managed, graceMs)));
+    await Promise.all(children.map((child) => child.stop(childGraceMs(child.name))));
     if (temporal) {
       try {
         await temporal.stop();
@@ -196,9 +247,7 @@ function onSignal(signal: NodeJS.Signals): void {
   }
   if (now - firstSignalAt < SIGNAL_DEBOUNCE_MS) return;
   log.warn({ signal }, 'second signal: forcing exit');
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+  for (const child of children) child.kill();
   // Exit handlers in db/embeddedPostgres and temporal-config/devServer signal those servers.
   process.exit(130);
 }

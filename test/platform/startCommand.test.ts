@@ -50,6 +50,10 @@ describe('the start command on embedded defaults', () => {
     const first = await start();
     expect(await (await fetch(`${first.url}/health`)).json()).toEqual({ status: 'ok', database: 'ok', temporal: 'ok' });
     expect((await fetch(first.ui)).status).toBe(200);
+    // One line for a new user: where the API and the Temporal UI are, and what to do next.
+    const ready = await eventually(() => first.lines.find((l) => l.startsWith('Mailroom is ready: ')) ?? false, 10_000, 100);
+    expect(ready).toContain(`Temporal UI ${first.ui}`);
+    expect(ready).toContain('README "Quick start"');
     const signup = await fetch(`${first.url}/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
