@@ -26,7 +26,7 @@ export interface RateLimitCount {
  * if it had come alone; the rest are refused. `counts` is the window after the statement, oldest
  * second first.
  */
-export function verdicts(counts: number[], accepted: number, requests: number, limit: number): RateLimitHit[] {
+function verdicts(counts: number[], accepted: number, requests: number, limit: number): RateLimitHit[] {
   const total = counts.reduce((sum, n) => sum + n, 0);
   // counts[i] has left the window at most i + 1 seconds from now.
   let resetSeconds = counts.length;
@@ -42,6 +42,8 @@ export function verdicts(counts: number[], accepted: number, requests: number, l
 
 /** The counting call for the project `projectId` names (a parameter or a column). */
 const take = (projectId: string) => `mailroom_rate_limit_take(${projectId}, ?::int, ?::int, ?::timestamptz)`;
+/** Its parameters; a limit beyond the database's integer is as good as none. */
+const takeParams = (requests: number, count: RateLimitCount) => [requests, Math.min(count.limit, 2 ** 31 - 1), count.at?.toISOString() ?? null];
 
 export const rateLimitRepository = {
   /**
@@ -52,9 +54,7 @@ export const rateLimitRepository = {
     const requests = count.requests ?? 1;
     const [row] = await em.execute<Array<{ window_counts: number[]; accepted: number }>>(`select * from ${take('?::uuid')}`, [
       projectId,
-      requests,
-      count.limit,
-      count.at?.toISOString() ?? null,
+      ...takeParams(requests, count),
     ]);
     return verdicts(row.window_counts, row.accepted, requests, count.limit);
   },
@@ -75,7 +75,7 @@ export const rateLimitRepository = {
       `with p as (select * from projects where ${keyColumn} = ?)
        select p.*, t.window_counts as rl_window_counts, t.accepted as rl_accepted
        from p cross join lateral ${take('p.id')} t`,
-      [keyValue, requests, count.limit, count.at?.toISOString() ?? null],
+      [keyValue, ...takeParams(requests, count)],
     );
     if (!rows.length) return null;
     const { rl_window_counts, rl_accepted, ...projectRow } = rows[0];
