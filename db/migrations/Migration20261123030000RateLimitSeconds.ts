@@ -39,13 +39,15 @@ export class Migration20261123030000RateLimitSeconds extends Migration {
         n integer;
       begin
         loop
-          insert into rate_limit_seconds as r (project_id, second, counts)
-            values (p_project, 0, array_fill(0, array[61]))
-            on conflict (project_id) do nothing;
           -- Waits for any other process counting this project, then reads its result.
           select r.second, r.counts into newest, window_counts
             from rate_limit_seconds r where r.project_id = p_project for update;
-          exit when found; -- else the hourly cleanup removed the row in between: create it again
+          exit when found;
+          -- The project's first request (or the first since the hourly cleanup): create its row,
+          -- unless another process just did, and lock it on the next turn.
+          insert into rate_limit_seconds as r (project_id, second, counts)
+            values (p_project, 0, array_fill(0, array[61]))
+            on conflict (project_id) do nothing;
         end loop;
 
         -- Read after the lock, so the seconds of one project only move forward.
