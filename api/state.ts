@@ -28,7 +28,7 @@ export interface AppState {
   /** Set by the key middleware: the project the key (or session + X-Project-Id) belongs to. */
   project?: Project;
   keyKind?: 'public' | 'secret' | 'session';
-  /** This request's count in the rate-limit window, when the key lookup already made it. */
+  /** The rate limiter's verdict on this request, when the key lookup already counted it. */
   rateLimitHit?: import('../db/repositories/rateLimitRepository').RateLimitHit;
   /** Set by the session middleware. */
   user?: User;

@@ -50,7 +50,10 @@ export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiK
       // Looked up and counted for the rate limit in one statement; rateLimit() decides with the count.
       const column = given === 'secret' ? 'secret_key_hash' : 'public_key';
       const value = given === 'secret' ? sha256Hex(key) : key;
-      const found = keys ? await keys.resolve(column, value) : await rateLimitRepository.findProjectAndHit(ctx.state.em, column, value);
+      const limit = config.rateLimitPerMinute;
+      const found = keys
+        ? await keys.resolve(column, value, limit)
+        : await rateLimitRepository.findProjectAndHit(ctx.state.em, column, value, { limit }).then((f) => f && { project: f.project, hit: f.hits[0] });
       if (found) ctx.state.rateLimitHit = found.hit;
       project = found?.project;
     } else {

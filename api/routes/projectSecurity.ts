@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../lib/config';
 import type { Project } from '../../db/entities/project';
 import type { MemberRole } from '../../db/entities/projectMember';
+import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
 
 /**
  * A project's security overview: its keys (never the secret itself), who has access, and the
@@ -13,10 +14,6 @@ export async function projectSecurity(em: EntityManager, config: Config, project
             count(*) filter (where role = 'OWNER')::int as owners,
             count(*) filter (where role = 'ADMIN')::int as admins
      from project_members where project_id = ?`,
-    [project.id],
-  );
-  const [usage] = await em.execute<Array<{ used: number }>>(
-    `select coalesce(sum(count), 0)::int as used from rate_limit_windows where project_id = ? and window_start = date_trunc('minute', now())`,
     [project.id],
   );
   return {
@@ -31,7 +28,7 @@ export async function projectSecurity(em: EntityManager, config: Config, project
       lastRotatedAt: project.keysRotatedAt ?? null,
     },
     members,
-    rateLimit: { perMinute: config.rateLimitPerMinute, usedThisMinute: usage.used },
+    rateLimit: { perMinute: config.rateLimitPerMinute, usedThisMinute: await rateLimitRepository.usedNow(em, project.id) },
     idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
     signupsDisabled: config.disableSignups,
   };

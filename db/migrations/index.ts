@@ -3,6 +3,7 @@ import { Migration20261122010000ContactsEvents } from './Migration20261122010000
 import { Migration20261122020000CheaperDataCheck } from './Migration20261122020000CheaperDataCheck';
 import { Migration20261123010000EventOrder } from './Migration20261123010000EventOrder';
 import { Migration20261123020000AccountSecurity } from './Migration20261123020000AccountSecurity';
+import { Migration20261123030000RateLimitSeconds } from './Migration20261123030000RateLimitSeconds';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261122020000CheaperDataCheck', class: Migration20261122020000CheaperDataCheck },
   { name: 'Migration20261123010000EventOrder', class: Migration20261123010000EventOrder },
   { name: 'Migration20261123020000AccountSecurity', class: Migration20261123020000AccountSecurity },
+  { name: 'Migration20261123030000RateLimitSeconds', class: Migration20261123030000RateLimitSeconds },
 ];

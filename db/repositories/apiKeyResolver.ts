@@ -11,21 +11,21 @@ interface Waiter {
 
 /**
  * Resolves API keys to projects and counts each request for the rate limit. Requests carrying
- * the same key while a lookup for it is in flight share the next statement, which adds all of
- * them to the window at once; each still gets its own place in the count (as if they had come
- * one by one), so the limiter decides exactly as before. Every statement reads the current
- * keys, so a regenerated key stops working at once.
+ * the same key while a lookup for it is in flight share the next statement, which counts all of
+ * them at once; each still gets its own verdict (the first ones accepted while the budget lasts,
+ * in arrival order), so the limiter decides as if they had come one by one. Every statement
+ * reads the current keys, so a regenerated key stops working at once.
  */
 export class ApiKeyResolver {
-  private readonly pending = new Map<string, { column: KeyColumn; value: string; waiters: Waiter[] }>();
+  private readonly pending = new Map<string, { column: KeyColumn; value: string; limit: number; waiters: Waiter[] }>();
   private readonly inFlight = new Set<string>();
 
   constructor(private readonly orm: Orm) {}
 
-  resolve(column: KeyColumn, value: string): Promise<{ project: Project; hit: RateLimitHit } | null> {
-    const id = `${column}:${value}`;
+  resolve(column: KeyColumn, value: string, limit: number): Promise<{ project: Project; hit: RateLimitHit } | null> {
+    const id = `${column}:${limit}:${value}`;
     return new Promise((resolve, reject) => {
-      const entry = this.pending.get(id) ?? { column, value, waiters: [] };
+      const entry = this.pending.get(id) ?? { column, value, limit, waiters: [] };
       entry.waiters.push({ resolve, reject });
       this.pending.set(id, entry);
       this.run(id);
@@ -40,15 +40,8 @@ export class ApiKeyResolver {
     this.inFlight.add(id);
     const { waiters } = entry;
     rateLimitRepository
-      .findProjectAndHit(this.orm.em.fork(), entry.column, entry.value, waiters.length)
-      .then((found) => {
-        waiters.forEach((waiter, i) => {
-          if (!found) return waiter.resolve(null);
-          // The count as the i-th of these requests would have seen it alone.
-          const current = found.hit.current - waiters.length + i + 1;
-          waiter.resolve({ project: found.project, hit: { ...found.hit, current } });
-        });
-      })
+      .findProjectAndHit(this.orm.em.fork(), entry.column, entry.value, { limit: entry.limit, requests: waiters.length })
+      .then((found) => waiters.forEach((waiter, i) => waiter.resolve(found && { project: found.project, hit: found.hits[i] })))
       .catch((err) => waiters.forEach((waiter) => waiter.reject(err)))
       .finally(() => {
         this.inFlight.delete(id);

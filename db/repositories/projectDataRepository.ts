@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * column is either listed here or deliberately kept.
  */
 // Order matters only for readability: every reference cascades.
-export const projectDataTables = ['events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_windows', 'outbox_messages'] as const;
+export const projectDataTables = ['events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
 export const projectTablesKeptOnReset = ['projects', 'project_members'] as const;
 
 export const projectDataRepository = {

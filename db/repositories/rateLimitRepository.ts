@@ -1,66 +1,95 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProjectSchema, type Project } from '../entities/project';
 
+/** The limiter's verdict on one request, with what its response headers say. */
 export interface RateLimitHit {
-  /** Requests counted in the current minute window, this one included. */
-  current: number;
-  /** Requests in the previous minute window. */
-  previous: number;
-  /** Milliseconds elapsed in the current window. */
-  elapsedMs: number;
+  accepted: boolean;
+  /** Requests accepted in the rolling minute, this one included when it was accepted. */
+  used: number;
+  /** Seconds until one more request will be accepted (0 when this one was). */
+  retryAfterSeconds: number;
+  /** Seconds until none of the requests counted now are in the rolling minute any more. */
+  resetSeconds: number;
 }
+
+export interface RateLimitCount {
+  /** Requests per rolling minute (RATE_LIMIT_PER_MINUTE, above 0). */
+  limit: number;
+  /** Requests arriving together (with one key, see ApiKeyResolver); each gets its own verdict. */
+  requests?: number;
+  /** The time to count at instead of the database clock: only tests move time. */
+  at?: Date;
+}
+
+/**
+ * One verdict per request, in arrival order: the first `accepted` pass, each seeing the count as
+ * if it had come alone; the rest are refused. `counts` is the window after the statement, oldest
+ * second first.
+ */
+function verdicts(counts: number[], accepted: number, requests: number, limit: number): RateLimitHit[] {
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  // counts[i] has left the window at most i + 1 seconds from now.
+  let resetSeconds = counts.length;
+  while (resetSeconds > 1 && counts[resetSeconds - 1] === 0) resetSeconds--;
+  let retryAfterSeconds = 1;
+  for (let left = total - counts[0]; left >= limit && retryAfterSeconds < counts.length; retryAfterSeconds++) left -= counts[retryAfterSeconds];
+  return Array.from({ length: requests }, (_, i) =>
+    i < accepted
+      ? { accepted: true, used: total - accepted + i + 1, retryAfterSeconds: 0, resetSeconds }
+      : { accepted: false, used: total, retryAfterSeconds, resetSeconds },
+  );
+}
+
+/** The counting call for the project `projectId` names (a parameter or a column). */
+const take = (projectId: string) => `mailroom_rate_limit_take(${projectId}, ?::int, ?::int, ?::timestamptz)`;
+/** Its parameters; a limit beyond the database's integer is as good as none. */
+const takeParams = (requests: number, count: RateLimitCount) => [requests, Math.min(count.limit, 2 ** 31 - 1), count.at?.toISOString() ?? null];
 
 export const rateLimitRepository = {
   /**
-   * Counts one request for the project in the shared table, so every API process sees the same
-   * numbers, and returns what the sliding-window estimate needs. One statement, one round trip.
+   * Counts requests of the project in the table every API process shares and decides each:
+   * one statement, one round trip.
    */
-  async hit(em: EntityManager, projectId: string): Promise<RateLimitHit> {
-    const rows = await em.execute<Array<{ current: number; previous: number; elapsed_ms: number }>>(
-      `with cur as (
-         insert into rate_limit_windows (project_id, window_start, count)
-         values (?, date_trunc('minute', now()), 1)
-         on conflict (project_id, window_start) do update set count = rate_limit_windows.count + 1
-         returning count, window_start
-       )
-       select cur.count as current,
-              coalesce((select w.count from rate_limit_windows w
-                        where w.project_id = ? and w.window_start = cur.window_start - interval '1 minute'), 0) as previous,
-              (extract(epoch from (now() - cur.window_start)) * 1000)::int as elapsed_ms
-       from cur`,
-      [projectId, projectId],
-    );
-    const row = rows[0];
-    return { current: row.current, previous: row.previous, elapsedMs: row.elapsed_ms };
+  async hit(em: EntityManager, projectId: string, count: RateLimitCount): Promise<RateLimitHit[]> {
+    const requests = count.requests ?? 1;
+    const [row] = await em.execute<Array<{ window_counts: number[]; accepted: number }>>(`select * from ${take('?::uuid')}`, [
+      projectId,
+      ...takeParams(requests, count),
+    ]);
+    return verdicts(row.window_counts, row.accepted, requests, count.limit);
   },
 
   /**
    * The key lookup and the request count in one round trip: every key-authenticated request
-   * makes both, so this halves the statements in front of every endpoint.
+   * makes both, so this halves the statements in front of every endpoint. An unknown key counts
+   * for no project.
    */
   async findProjectAndHit(
     em: EntityManager,
     keyColumn: 'public_key' | 'secret_key_hash',
     keyValue: string,
-    requests = 1,
-  ): Promise<{ project: Project; hit: RateLimitHit } | null> {
+    count: RateLimitCount,
+  ): Promise<{ project: Project; hits: RateLimitHit[] } | null> {
+    const requests = count.requests ?? 1;
     const rows = await em.execute<Array<Record<string, any>>>(
-      `with p as (select * from projects where ${keyColumn} = ?),
-       cur as (
-         insert into rate_limit_windows (project_id, window_start, count)
-         select p.id, date_trunc('minute', now()), ? from p
-         on conflict (project_id, window_start) do update set count = rate_limit_windows.count + excluded.count
-         returning count, window_start
-       )
-       select p.*, cur.count as rl_current,
-              coalesce((select w.count from rate_limit_windows w
-                        where w.project_id = p.id and w.window_start = cur.window_start - interval '1 minute'), 0) as rl_previous,
-              (extract(epoch from (now() - cur.window_start)) * 1000)::int as rl_elapsed_ms
-       from p, cur`,
-      [keyValue, requests],
+      `with p as (select * from projects where ${keyColumn} = ?)
+       select p.*, t.window_counts as rl_window_counts, t.accepted as rl_accepted
+       from p cross join lateral ${take('p.id')} t`,
+      [keyValue, ...takeParams(requests, count)],
     );
     if (!rows.length) return null;
-    const { rl_current, rl_previous, rl_elapsed_ms, ...projectRow } = rows[0];
-    return { project: em.map(ProjectSchema, projectRow), hit: { current: rl_current, previous: rl_previous, elapsedMs: rl_elapsed_ms } };
+    const { rl_window_counts, rl_accepted, ...projectRow } = rows[0];
+    return { project: em.map(ProjectSchema, projectRow), hits: verdicts(rl_window_counts, rl_accepted, requests, count.limit) };
+  },
+
+  /** Requests accepted for the project in the rolling minute now (the security overview shows it). */
+  async usedNow(em: EntityManager, projectId: string): Promise<number> {
+    const [row] = await em.execute<Array<{ used: number }>>(
+      `select coalesce(sum(c.n) filter (where c.i > (floor(extract(epoch from clock_timestamp())) - r.second)), 0)::int as used
+       from rate_limit_seconds r cross join lateral unnest(r.counts) with ordinality as c(n, i)
+       where r.project_id = ?`,
+      [projectId],
+    );
+    return row?.used ?? 0;
   },
 };
