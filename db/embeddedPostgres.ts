@@ -15,9 +15,16 @@ import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { Client } from 'pg';
 import { stopChildProcess } from '../lib/childProcess';
+import { embeddedPostgresClusterDir, firstUnenterableAncestor, POSTGRES_SYSTEM_USER, postgresUserIds } from './embeddedPostgresLocation';
+
+export { embeddedPostgresClusterDir };
 
 export interface EmbeddedPostgresOptions {
-  /** Cluster directory; created and initialised (initdb) when it holds no PG_VERSION yet. */
+  /**
+   * Cluster directory; created and initialised (initdb) when it holds no PG_VERSION yet. As
+   * root, when the `postgres` user cannot reach it, the cluster lives elsewhere and this
+   * becomes a link to it (see embeddedPostgresClusterDir).
+   */
   dataDir: string;
   port: number;
   /** Receives the server's log output (default: dropped; the tail is quoted in errors). */
@@ -34,6 +41,8 @@ export interface EmbeddedPostgresOptions {
 export interface EmbeddedPostgres {
   /** URL of the `postgres` maintenance database, e.g. for ensureDatabase(). */
   url: string;
+  /** Where the cluster really is (options.dataDir unless it was relocated). */
+  dataDir: string;
   /** Stops the server (fast shutdown: open sessions are disconnected); safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -51,7 +60,7 @@ type EmbeddedPostgresCtor = new (options: {
   onError: (messageOrError: unknown) => void;
 }) => { initialise(): Promise<void> };
 
-const USER = 'postgres';
+const USER = POSTGRES_SYSTEM_USER;
 const PASSWORD = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -121,48 +130,35 @@ function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
-function userIds(): { uid: number; gid: number } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
-    return { uid, gid };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user
  * (created by initialise() through `createPostgresUser`, or here for a cluster initialised
  * elsewhere). Makes sure a cluster directory made by an earlier run, possibly with another
- * uid, is owned by that user, and that the user can reach it at all.
+ * uid, is owned by that user, and that the user can reach it at all (embeddedPostgresClusterDir
+ * has already moved a new cluster out of reach-less places; an existing one stays put).
  */
 function prepareForRoot(dataDir: string, initialised: boolean): { uid: number; gid: number } | undefined {
-  let ids = userIds();
+  let ids = postgresUserIds();
   if (!ids) {
     if (!initialised) return undefined; // initialise() creates the user
     execFileSync('groupadd', ['-f', USER], { stdio: 'ignore' });
     execFileSync('useradd', ['-g', USER, USER], { stdio: 'ignore' });
-    ids = userIds();
+    ids = postgresUserIds();
     if (!ids) throw new Error(`Could not create the '${USER}' system user PostgreSQL needs when run as root`);
   }
   const { uid, gid } = ids;
   if (initialised && fs.statSync(dataDir).uid !== uid) {
     execFileSync('chown', ['-R', `${uid}:${gid}`, dataDir], { stdio: 'ignore' });
   }
-  // Every ancestor must be searchable by that user (mkdtemp makes 0700 directories, for instance).
-  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
-    const stat = fs.statSync(dir);
-    const bit = stat.uid === uid ? 0o100 : stat.gid === gid ? 0o010 : 0o001;
-    if ((stat.mode & bit) === 0) {
-      throw new Error(
-        `PostgreSQL runs as the '${USER}' user when started as root, and that user cannot enter ${dir} ` +
-          `(mode ${(stat.mode & 0o777).toString(8)}). Put the data directory somewhere it can reach, or run: chmod o+x ${dir}`,
-      );
-    }
-    if (dir === path.dirname(dir)) break;
+  const blocked = firstUnenterableAncestor(dataDir, ids);
+  if (blocked) {
+    throw new Error(
+      `PostgreSQL runs as the '${USER}' user when started as root, and that user cannot enter ${blocked.dir} ` +
+        `(mode ${blocked.mode.toString(8)}), above the existing cluster ${dataDir}. ` +
+        `Move the cluster somewhere it can reach, or run: chmod o+x ${blocked.dir}`,
+    );
   }
-  return ids;
+  return { uid, gid };
 }
 
 /** SIGINT is PostgreSQL's fast shutdown (roll back, disconnect, checkpoint); SIGQUIT its immediate one (recovery at next start). */
@@ -171,7 +167,7 @@ async function stopPostgres(child: ChildProcess): Promise<void> {
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const dataDir = path.resolve(opts.dataDir);
+  const dataDir = embeddedPostgresClusterDir(opts.dataDir);
   const root = isRoot();
 
   let logTail = '';
@@ -264,6 +260,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let stopping: Promise<void> | undefined;
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`,
+    dataDir,
     stop: () => (stopping ??= stopPostgres(child)),
   };
 }
