@@ -10,9 +10,10 @@
  *
  *   node go-install-progress.cjs '<json: {goBin, args, logFile, label, intervalMs, heartbeatFile}>'
  *
- * Exits with go's exit code. Plain CommonJS with no dependencies (runs before node_modules exists).
+ * Exits with go's exit code (128 + the signal number when go was killed). Plain CommonJS with no dependencies (runs before node_modules exists).
  */
 const fs = require('node:fs');
+const os = require('node:os');
 const { spawn } = require('node:child_process');
 
 const DOWNLOADING = /^go: downloading \S+ \S+/;
@@ -96,7 +97,8 @@ function main() {
     clearInterval(timer);
     if (signal) onData(`go was killed by ${signal}\n`);
     fs.closeSync(log);
-    process.exit(code === null ? 1 : code);
+    // A signalled go exits like a shell reports it (128 + signal number), which the caller does not retry.
+    process.exit(code === null ? 128 + (os.constants.signals[signal] || 0) : code);
   });
 }
 

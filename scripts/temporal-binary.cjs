@@ -163,7 +163,11 @@ function ensureGoBinary(options) {
   const release = acquireBuildLock(lockFile, binary, logFile, label, progressIntervalMs);
   if (!release) return binary;
 
-  const stagingDir = fs.mkdtempSync(path.join(dir, '.build-'));
+  // Holding the lock, any staging directory left here is from a build that was interrupted.
+  for (const entry of fs.readdirSync(dir)) {
+    if (entry.startsWith(`.${name}-staging-`)) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
+  const stagingDir = fs.mkdtempSync(path.join(dir, `.${name}-staging-`));
   try {
     if (isFile(binary)) return binary; // finished by someone else between our check and the lock
     const goBin = findGo();
@@ -201,7 +205,11 @@ function ensureGoBinary(options) {
         stdio: ['ignore', 2, 2],
       });
       if (result.error) throw result.error;
-      status = result.status === null ? 1 : result.status;
+      // Ctrl-C (or a kill) stops the build for good: it is the user's decision, not a network error.
+      if (result.signal || result.status >= 128) {
+        throw new Error(`Building ${label} was interrupted (${result.signal || `exit ${result.status}`}); the next start resumes it.`);
+      }
+      status = result.status;
       if (status === 0 && isFile(built)) {
         process.stderr.write(`[mailroom] Built ${label} in ${formatElapsed(Date.now() - startedAt)}.\n`);
         fs.renameSync(built, binary);

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +40,7 @@ describe('building a Go tool on first start', () => {
   });
 
   /** Runs ensureGoBinary in a child process, as prestart does; resolves with its exit code and stderr. */
-  function build(name: string, options: { attempts: number }) {
+  function build(name: string, options: { attempts: number; onStderr?: (text: string, child: ChildProcess) => void }) {
     const binary = path.join(workDir, name, 'bin', 'hello');
     const env = {
       GOPROXY: proxy!.url,
@@ -58,7 +59,9 @@ describe('building a Go tool on first start', () => {
       retryPausesMs: [300],
       progressIntervalMs: 1000,
     };
+    // Like scripts/start.ts, it handles SIGINT itself (and must not be stuck retrying when it comes).
     const script = `
+      process.on('SIGINT', () => undefined);
       const { ensureGoBinary } = require(process.argv[1]);
       try {
         ensureGoBinary(JSON.parse(process.argv[2]));
@@ -70,9 +73,13 @@ describe('building a Go tool on first start', () => {
     const child = spawn(process.execPath, ['-e', script, path.join(root, 'scripts/temporal-binary.cjs'), JSON.stringify(buildOptions)], {
       env: { ...process.env, GOCACHE: goCache },
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true, // its own process group, which a Ctrl-C would reach as a whole
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      options.onStderr?.(stderr, child);
+    });
     return new Promise<{ code: number | null; stderr: string; binary: string }>((resolve) =>
       child.once('close', (code) => resolve({ code, stderr, binary })),
     );
@@ -123,4 +130,27 @@ describe('building a Go tool on first start', () => {
         `GOMODCACHE=${path.join(workDir, 'modcache-fail')} GOBIN=${path.join(workDir, 'fail', 'bin')} go install ${proxy.target}`,
     );
   }, 300_000);
+
+  it('stops at Ctrl-C instead of retrying', async () => {
+    proxy = await startGoModuleProxy({ holdZipRequests: true });
+    let interrupted = false;
+
+    const result = await build('interrupt', {
+      attempts: 3,
+      onStderr: (stderr, child) => {
+        // Once go is busy downloading, press Ctrl-C: SIGINT to the whole process group.
+        if (!interrupted && proxy!.zipRequests() > 0 && /elapsed/.test(stderr)) {
+          interrupted = true;
+          process.kill(-child.pid!, 'SIGINT');
+        }
+      },
+    });
+
+    expect(interrupted).toBe(true);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/\[mailroom\] Building the test tool was interrupted \((SIGINT|exit 130)\); the next start resumes it\./);
+    expect(result.stderr).not.toContain('retrying');
+    expect(proxy.zipRequests()).toBe(1);
+    expect(fs.existsSync(result.binary)).toBe(false);
+  }, 120_000);
 });

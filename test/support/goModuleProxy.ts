@@ -70,9 +70,10 @@ function zipArchive(files: Record<string, string>): Buffer {
 
 /**
  * Starts the proxy. `failZipRequests`: how many module-zip downloads to answer with
- * 500 Internal Server Error before serving it (Infinity: always fail).
+ * 500 Internal Server Error before serving it (Infinity: always fail). `holdZipRequests`:
+ * never answer them (a download in progress), until close().
  */
-export async function startGoModuleProxy(options: { failZipRequests: number }): Promise<GoModuleProxy> {
+export async function startGoModuleProxy(options: { failZipRequests?: number; holdZipRequests?: boolean }): Promise<GoModuleProxy> {
   const modulePath = 'mailroom.test/hello';
   const version = 'v1.0.0';
   const greeting = 'hello from a module built by the retry test';
@@ -99,7 +100,8 @@ export async function startGoModuleProxy(options: { failZipRequests: number }): 
     if (file === `${version}.mod`) return send(200, goMod);
     if (file === `${version}.zip`) {
       zipRequests += 1;
-      if (failed < options.failZipRequests) {
+      if (options.holdZipRequests) return;
+      if (failed < (options.failZipRequests ?? 0)) {
         failed += 1;
         return send(500, 'simulated: stream error: stream ID 61; INTERNAL_ERROR; received from peer');
       }
@@ -117,6 +119,10 @@ export async function startGoModuleProxy(options: { failZipRequests: number }): 
     greeting,
     zipRequests: () => zipRequests,
     failedZipRequests: () => failed,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
