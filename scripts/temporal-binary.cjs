@@ -195,7 +195,7 @@ function ensureGoBinary(options) {
         goBin,
         args: ['install', '-v', target],
         logFile,
-        label: attempts > 1 && attempt > 1 ? `Building ${label} (attempt ${attempt} of ${attempts})` : `Building ${label}`,
+        label: attempt > 1 ? `Building ${label} (attempt ${attempt} of ${attempts})` : `Building ${label}`,
         intervalMs: progressIntervalMs,
         heartbeatFile: lockFile,
       };
