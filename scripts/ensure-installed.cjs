@@ -4,13 +4,16 @@
  * not `npm ci`, which refuses a lock that lacks other platforms' optional binaries, as the
  * registry mirror here does not serve all of them) when node_modules is missing or older
  * than package-lock.json, then makes sure the Temporal CLI binary exists (building it once).
- * Plain CommonJS with no dependencies, since it runs before node_modules exists. When
- * everything is in place it only stats a few files.
+ * Both say what they are doing at least every 10 s. Plain CommonJS with no dependencies, since
+ * it runs before node_modules exists. When everything is in place it only stats a few files.
  */
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { ensureTemporalBinary } = require('./temporal-binary.cjs');
+const { formatElapsed } = require('./go-install-progress.cjs');
+
+const PROGRESS_INTERVAL_MS = 10_000;
 
 const root = path.resolve(__dirname, '..');
 
@@ -22,14 +25,30 @@ function mtimeMs(file) {
   }
 }
 
-function ensureDependencies() {
+/** Packages unpacked into node_modules so far (scoped ones counted one by one): npm's progress we can see. */
+function installedPackageCount() {
+  const dir = path.join(root, 'node_modules');
+  let count = 0;
+  try {
+    for (const entry of fs.readdirSync(dir)) {
+      if (entry.startsWith('.')) continue;
+      count += entry.startsWith('@') ? fs.readdirSync(path.join(dir, entry)).length : 1;
+    }
+  } catch {
+    /* not created yet */
+  }
+  return count;
+}
+
+/** `npm install` when node_modules is missing or stale, with a progress line every few seconds (npm is quiet when not on a terminal). */
+async function ensureDependencies() {
   const lockMtime = mtimeMs(path.join(root, 'package-lock.json'));
   const installedMtime = mtimeMs(path.join(root, 'node_modules', '.package-lock.json'));
   if (installedMtime !== undefined && (lockMtime === undefined || installedMtime >= lockMtime)) return;
 
   process.stderr.write(
     installedMtime === undefined
-      ? '[mailroom] node_modules is missing; running npm install...\n'
+      ? '[mailroom] node_modules is missing; running npm install (a minute or two on a fresh machine)...\n'
       : '[mailroom] package-lock.json changed since the last install; running npm install...\n',
   );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -39,25 +58,33 @@ function ensureDependencies() {
     npmCli && /npm-cli\.js$/.test(npmCli)
       ? [process.execPath, [npmCli, 'install', '--no-audit', '--no-fund']]
       : [npm, ['install', '--no-audit', '--no-fund']];
-  const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', 2, 2], shell: process.platform === 'win32' });
-  if (result.error) throw result.error;
-  if (result.status !== 0) {
-    process.stderr.write(`[mailroom] npm install failed (exit ${result.status ?? result.signal}).\n`);
-    process.exit(result.status || 1);
+  const startedAt = Date.now();
+  const progress = setInterval(() => {
+    process.stderr.write(
+      `[mailroom] Installing npm packages: ${formatElapsed(Date.now() - startedAt)} elapsed, ${installedPackageCount()} packages in node_modules so far\n`,
+    );
+  }, PROGRESS_INTERVAL_MS);
+  const { code, signal } = await new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 2, 2], shell: process.platform === 'win32' });
+    child.once('error', reject);
+    child.once('close', (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal }));
+  }).finally(() => clearInterval(progress));
+  if (code !== 0) {
+    process.stderr.write(`[mailroom] npm install failed (exit ${code ?? signal}).\n`);
+    process.exit(code || 1);
   }
+  process.stderr.write(`[mailroom] npm install finished in ${formatElapsed(Date.now() - startedAt)}.\n`);
   // npm leaves this file untouched when nothing changed; mark the install as current.
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   if (fs.existsSync(marker)) fs.utimesSync(marker, new Date(), new Date());
 }
 
-function main() {
-  ensureDependencies();
-  try {
-    ensureTemporalBinary();
-  } catch (err) {
-    process.stderr.write(`[mailroom] ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  }
+async function main() {
+  await ensureDependencies();
+  ensureTemporalBinary();
 }
 
-main();
+main().catch((err) => {
+  process.stderr.write(`[mailroom] ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

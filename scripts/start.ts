@@ -14,7 +14,7 @@ import { loadConfig } from '../lib/config';
 import type { Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import type { Logger } from '../lib/logger';
-import { startEmbeddedPostgres, ensureDatabase } from '../db/embeddedPostgres';
+import { startEmbeddedPostgres, ensureDatabase, embeddedPostgresClusterDir } from '../db/embeddedPostgres';
 import type { EmbeddedPostgres } from '../db/embeddedPostgres';
 import { startTemporalDevServer } from '../temporal-config/devServer';
 import type { TemporalDevServer } from '../temporal-config/devServer';
@@ -158,7 +158,7 @@ async function runStartup(): Promise<void> {
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     const port = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 5433);
-    const dir = path.join(dataDir, 'postgres');
+    const dir = embeddedPostgresClusterDir(path.join(dataDir, 'postgres')); // as root, maybe under /var/lib/mailroom
     log.info({ dataDir: dir, port }, 'starting embedded PostgreSQL');
     postgres = await startEmbeddedPostgres({ dataDir: dir, port, detached: true });
     checkpoint();

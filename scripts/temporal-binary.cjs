@@ -6,16 +6,30 @@
  * Plain CommonJS with no dependencies: it runs from `prestart`/`pretest`, possibly before
  * node_modules exists. The binary lives outside the clone (~/.cache/mailroom/bin by default)
  * so a fresh clone or CI checkout reuses an earlier build.
+ *
+ * The first build downloads a few hundred modules from the Go module proxy and compiles them,
+ * which takes minutes. So it reports progress at least every 15 s (scripts/go-install-progress.cjs),
+ * and a failed attempt (a download broken off by the network, typically) is retried after a
+ * pause: modules already downloaded stay in the module cache, so a retry resumes where it stopped.
  */
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { summarizeGoOutput, describeProgress, formatElapsed, errorLines } = require('./go-install-progress.cjs');
 
 const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 const TEMPORAL_CLI_VERSION = 'v1.5.1';
-const OUTPUT_TAIL_CHARS = 4000;
-const LOCK_STALE_MS = 30 * 60 * 1000;
+
+const DEFAULT_ATTEMPTS = 4;
+/** Pause before the 2nd, 3rd, 4th... attempt; the last one repeats. */
+const DEFAULT_RETRY_PAUSES_MS = [15_000, 30_000, 60_000];
+const PROGRESS_INTERVAL_MS = 10_000;
+const ERROR_TAIL_LINES = 30;
+/** How much of go's error to show when an attempt failed and another one follows. */
+const RETRY_REASON_LINES = 5;
+/** The builder touches its lock at every progress line; a lock untouched this long is abandoned. */
+const LOCK_STALE_MS = 5 * 60 * 1000;
 
 /** `$MAILROOM_TOOLS_DIR/temporal` if set, else `~/.cache/mailroom/bin/temporal`. */
 function temporalBinaryPath() {
@@ -32,6 +46,14 @@ function isFile(file) {
   }
 }
 
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** The `go` on PATH, else /usr/local/go/bin/go, else undefined. */
 function findGo() {
   const exe = process.platform === 'win32' ? 'go.exe' : 'go';
@@ -43,7 +65,7 @@ function findGo() {
 }
 
 function sleepSync(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function pidAlive(pid) {
@@ -56,12 +78,13 @@ function pidAlive(pid) {
 }
 
 /**
- * Takes `<dir>/.temporal-build.lock` so two processes (say `npm start` and `npm test` in
- * parallel) don't both run a multi-minute build. Returns a release function, or undefined
- * when the binary appeared while waiting for another builder.
+ * Takes `lockFile` so two processes (say `npm start` and `npm test` in parallel) don't both
+ * run a multi-minute build; while waiting, reports the other build's progress from its log.
+ * Returns a release function, or undefined when the binary appeared while waiting.
  */
-function acquireBuildLock(lockFile, binary) {
-  let announced = false;
+function acquireBuildLock(lockFile, binary, logFile, label, progressIntervalMs) {
+  const waitingSince = Date.now();
+  let lastReport = 0;
   for (;;) {
     try {
       fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
@@ -82,41 +105,136 @@ function acquireBuildLock(lockFile, binary) {
       fs.rmSync(lockFile, { force: true });
       continue;
     }
-    if (!announced) {
-      process.stderr.write(`[mailroom] Another process is building the Temporal CLI (lock ${lockFile}); waiting for it...\n`);
-      announced = true;
+    const now = Date.now();
+    if (lastReport === 0 || now - lastReport >= progressIntervalMs) {
+      const other = describeProgress(summarizeGoOutput(readText(logFile)));
+      process.stderr.write(
+        lastReport === 0
+          ? `[mailroom] Another process is building ${label} (lock ${lockFile}, log ${logFile}); waiting for it...\n`
+          : `[mailroom] Waiting for ${label}: ${formatElapsed(now - waitingSince)} elapsed, the other build is ${other}\n`,
+      );
+      lastReport = now;
     }
     sleepSync(1000);
   }
 }
 
+function shellQuote(value) {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Waits `ms` before the next attempt, saying so at least every 15 s. */
+function pauseBeforeRetry(ms, label, nextAttempt, attempts) {
+  const step = 15_000;
+  for (let left = ms; left > 0; left -= step) {
+    process.stderr.write(`[mailroom] ${label}: retrying (attempt ${nextAttempt} of ${attempts}) in ${Math.ceil(left / 1000)} s\n`);
+    sleepSync(Math.min(step, left));
+  }
+}
+
 /**
- * Runs `go` with its output shown live on our stderr and also kept in `logFile`, so a failure
- * can quote it. A small node child does the tee because spawnSync can't both inherit and capture.
+ * Makes sure `binary` exists, building it with `go install <target>` when missing: under a
+ * lock, into a private directory then renamed into place (nobody ever runs a half-written
+ * binary), with progress lines and retries. Synchronous. Returns the binary path; throws
+ * with go's error and the command to run by hand when every attempt failed.
+ *
+ * options.binary          where the binary must end up (its basename is what go builds)
+ * options.target          `module/path/cmd@version`
+ * options.label           what to call it in messages, e.g. "the Temporal CLI v1.5.1"
+ * options.env             extra environment for go (e.g. GOPROXY), also shown in the manual command
+ * options.attempts        how many times to run go before giving up (default 4)
+ * options.retryPausesMs   pause before each retry; the last repeats (default 15 s, 30 s, 60 s)
+ * options.progressIntervalMs  how often to print a progress line (default 10 s)
  */
-function runTeed(goBin, args, env, cwd, logFile) {
-  const tee = `
-    const { spawn } = require('node:child_process');
-    const fs = require('node:fs');
-    const [goBin, logFile, ...args] = process.argv.slice(1);
-    const log = fs.openSync(logFile, 'w');
-    const child = spawn(goBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const onData = (chunk) => { process.stderr.write(chunk); fs.writeSync(log, chunk); };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', (err) => { onData(String(err && err.stack || err) + '\\n'); process.exit(127); });
-    child.on('close', (code, signal) => {
-      if (signal) onData('go was killed by ' + signal + '\\n');
-      process.exit(code === null ? 1 : code);
-    });
-  `;
-  const result = spawnSync(process.execPath, ['-e', tee, goBin, logFile, ...args], {
-    cwd,
-    env,
-    stdio: ['ignore', 2, 2],
-  });
-  if (result.error) throw result.error;
-  return result.status === null ? 1 : result.status;
+function ensureGoBinary(options) {
+  const { binary, target, label } = options;
+  const extraEnv = options.env || {};
+  const attempts = options.attempts || DEFAULT_ATTEMPTS;
+  const pauses = options.retryPausesMs || DEFAULT_RETRY_PAUSES_MS;
+  const progressIntervalMs = options.progressIntervalMs || PROGRESS_INTERVAL_MS;
+  if (isFile(binary)) return binary;
+
+  const dir = path.dirname(binary);
+  const name = path.basename(binary).replace(/\.exe$/, '');
+  fs.mkdirSync(dir, { recursive: true });
+  const lockFile = path.join(dir, `.${name}-build.lock`);
+  // Kept after the build: after a failure it holds go's whole output.
+  const logFile = path.join(dir, `${name}-build.log`);
+  const release = acquireBuildLock(lockFile, binary, logFile, label, progressIntervalMs);
+  if (!release) return binary;
+
+  // Holding the lock, any staging directory left here is from a build that was interrupted.
+  for (const entry of fs.readdirSync(dir)) {
+    if (entry.startsWith(`.${name}-staging-`)) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
+  const stagingDir = fs.mkdtempSync(path.join(dir, `.${name}-staging-`));
+  try {
+    if (isFile(binary)) return binary; // finished by someone else between our check and the lock
+    const goBin = findGo();
+    const envPrefix = Object.entries(extraEnv).map(([key, value]) => `${key}=${shellQuote(String(value))} `).join('');
+    const manual = `cd ${shellQuote(os.tmpdir())} && ${envPrefix}GOBIN=${shellQuote(dir)} go install ${target}`;
+    if (!goBin) {
+      throw new Error(
+        `${label} is missing (${binary}) and Go was not found on PATH or at /usr/local/go/bin/go. ` +
+          `Install Go (https://go.dev/dl/) and run:\n  ${manual}\n` +
+          `or point MAILROOM_TOOLS_DIR at a directory containing a '${path.basename(binary)}' binary.`,
+      );
+    }
+    process.stderr.write(
+      `[mailroom] Building ${label} into ${dir} with ${goBin}: a first build downloads and compiles its Go modules, ` +
+        `which takes several minutes (progress every ${Math.round(progressIntervalMs / 1000)} s; go's output is in ${logFile}). ` +
+        `Later runs reuse it.\n`,
+    );
+
+    const env = { ...process.env, ...extraEnv, GOBIN: stagingDir };
+    const built = path.join(stagingDir, path.basename(binary));
+    const startedAt = Date.now();
+    let status = 0;
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      const runnerOptions = {
+        goBin,
+        args: ['install', '-v', target],
+        logFile,
+        label: attempt > 1 ? `Building ${label} (attempt ${attempt} of ${attempts})` : `Building ${label}`,
+        intervalMs: progressIntervalMs,
+        heartbeatFile: lockFile,
+      };
+      const result = spawnSync(process.execPath, [path.join(__dirname, 'go-install-progress.cjs'), JSON.stringify(runnerOptions)], {
+        cwd: os.tmpdir(),
+        env,
+        stdio: ['ignore', 2, 2],
+      });
+      if (result.error) throw result.error;
+      // Ctrl-C (or a kill) stops the build for good: it is the user's decision, not a network error.
+      if (result.signal || result.status >= 128) {
+        throw new Error(`Building ${label} was interrupted (${result.signal || `exit ${result.status}`}); the next start resumes it.`);
+      }
+      status = result.status;
+      if (status === 0 && isFile(built)) {
+        process.stderr.write(`[mailroom] Built ${label} in ${formatElapsed(Date.now() - startedAt)}.\n`);
+        fs.renameSync(built, binary);
+        return binary;
+      }
+      if (attempt === attempts) break;
+      const reason = (errorLines(readText(logFile)).slice(-RETRY_REASON_LINES).join('\n') || `go exited with ${status}`).replace(/^/gm, '  ');
+      process.stderr.write(
+        `[mailroom] Building ${label} failed (attempt ${attempt} of ${attempts}):\n${reason}\n` +
+          `[mailroom] Modules downloaded so far stay in Go's module cache, so the next attempt resumes.\n`,
+      );
+      pauseBeforeRetry(pauses[Math.min(attempt - 1, pauses.length - 1)], `Building ${label}`, attempt + 1, attempts);
+    }
+    const output = readText(logFile);
+    const lines = errorLines(output);
+    const tail = (lines.length ? lines : output.split('\n')).slice(-ERROR_TAIL_LINES).join('\n');
+    throw new Error(
+      `Building ${label} failed ${attempts === 1 ? 'once' : `${attempts} times`} (go exited with ${status}). ` +
+        `Go's error:\n${tail.trimEnd()}\n(full output: ${logFile})\n\n` +
+        `To build it by hand, run:\n  ${manual}`,
+    );
+  } finally {
+    fs.rmSync(stagingDir, { recursive: true, force: true });
+    release();
+  }
 }
 
 /**
@@ -125,54 +243,11 @@ function runTeed(goBin, args, env, cwd, logFile) {
  * Returns the binary path.
  */
 function ensureTemporalBinary() {
-  const binary = temporalBinaryPath();
-  if (isFile(binary)) return binary;
-
-  const dir = path.dirname(binary);
-  fs.mkdirSync(dir, { recursive: true });
-  const release = acquireBuildLock(path.join(dir, '.temporal-build.lock'), binary);
-  if (!release) return binary;
-
-  // Build into a private directory, then rename into place, so nobody ever runs a half-written binary.
-  const stagingDir = fs.mkdtempSync(path.join(dir, '.build-'));
-  const logFile = path.join(stagingDir, 'go-install.log');
-  try {
-    if (isFile(binary)) return binary; // finished by someone else between our check and the lock
-    const goBin = findGo();
-    const target = `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`;
-    const manual = `cd ${os.tmpdir()} && GOBIN=${dir} go install ${target}`;
-    if (!goBin) {
-      throw new Error(
-        `The Temporal CLI is missing (${binary}) and Go was not found on PATH or at /usr/local/go/bin/go. ` +
-          `Install Go (https://go.dev/dl/) and run:\n  ${manual}\n` +
-          `or point MAILROOM_TOOLS_DIR at a directory containing a 'temporal' binary.`,
-      );
-    }
-    process.stderr.write(
-      `[mailroom] Building the Temporal CLI ${TEMPORAL_CLI_VERSION} into ${dir} with ${goBin}. ` +
-        `The first build takes a few minutes; later runs reuse it.\n`,
-    );
-    const status = runTeed(goBin, ['install', target], { ...process.env, GOBIN: stagingDir }, os.tmpdir(), logFile);
-    const built = path.join(stagingDir, path.basename(binary));
-    if (status !== 0 || !isFile(built)) {
-      let output = '';
-      try {
-        output = fs.readFileSync(logFile, 'utf8');
-      } catch {
-        /* no output captured */
-      }
-      const tail = output.length > OUTPUT_TAIL_CHARS ? `...${output.slice(-OUTPUT_TAIL_CHARS)}` : output;
-      throw new Error(
-        `Building the Temporal CLI failed (go exited with ${status}). Go output (tail):\n${tail.trimEnd()}\n\n` +
-          `To build it by hand, run:\n  ${manual}`,
-      );
-    }
-    fs.renameSync(built, binary);
-    return binary;
-  } finally {
-    fs.rmSync(stagingDir, { recursive: true, force: true });
-    release();
-  }
+  return ensureGoBinary({
+    binary: temporalBinaryPath(),
+    target: `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`,
+    label: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+  });
 }
 
-module.exports = { temporalBinaryPath, ensureTemporalBinary, TEMPORAL_CLI_VERSION };
+module.exports = { temporalBinaryPath, ensureTemporalBinary, ensureGoBinary, TEMPORAL_CLI_VERSION };
