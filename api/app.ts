@@ -15,6 +15,7 @@ import { contactRoutes } from './routes/contactRoutes';
 import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
+import { domainRoutes } from './routes/domainRoutes';
 
 /** JSON bodies above this are refused with 413 (routes that take bigger bodies parse their own). */
 export const JSON_BODY_LIMIT = '1mb';
@@ -53,6 +54,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     outboxRoutes(deps),
     trackRoutes(deps),
     eventRoutes(deps),
+    domainRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),
