@@ -8,7 +8,8 @@ export function createDomainActivities({ config, orm, logger }: ActivityDeps) {
   return {
     /**
      * Re-checks the DNS records of every domain due (db/domains/domainVerification.ts). Heartbeats
-     * after each page; a retried attempt resumes after the last page the previous one finished.
+     * after each domain (the SDK throttles them); a retried attempt resumes after the last page the
+     * previous one finished.
      */
     async recheckDomains(): Promise<Omit<RecheckSummary, 'lastId'>> {
       const context = Context.current();
@@ -16,7 +17,7 @@ export function createDomainActivities({ config, orm, logger }: ActivityDeps) {
       const summary = await recheckDomains(() => orm.em.fork(), dns, {
         spfInclude: config.spfInclude,
         startAfter: resumed?.lastId ?? null,
-        onPage: (progress) => context.heartbeat(progress),
+        onProgress: (progress) => context.heartbeat(progress),
       });
       if (summary.temporaryFailures) {
         logger.warn({ temporaryFailures: summary.temporaryFailures }, 'domain re-check: some DNS lookups failed temporarily; those domains keep their status');

@@ -175,8 +175,9 @@ export interface RecheckSummary {
 
 /**
  * The background check: every domain due (see domainRepository.dueForRecheck), page by page in
- * id order, with at most `concurrency` domains being looked up at once. `onPage` is called after
- * each page with the summary so far (the activity heartbeats with it, and resumes from `lastId`).
+ * id order, with at most `concurrency` domains being looked up at once. `onProgress` is called
+ * after each domain and each page with the summary so far; `lastId` moves only when a whole page
+ * is done, so a run resumed from it skips nothing (the activity heartbeats with it).
  */
 export async function recheckDomains(
   openEm: () => EntityManager,
@@ -186,7 +187,7 @@ export async function recheckDomains(
     pageSize?: number;
     concurrency?: number;
     startAfter?: string | null;
-    onPage?: (summary: RecheckSummary) => void;
+    onProgress?: (summary: RecheckSummary) => void;
   },
 ): Promise<RecheckSummary> {
   const pageSize = options.pageSize ?? 100;
@@ -199,20 +200,19 @@ export async function recheckDomains(
     const lane = async () => {
       for (let i = next++; i < page.length; i = next++) {
         const outcome = await checkDomain(openEm(), resolver, page[i], { spfInclude: options.spfInclude });
-        if (outcome.kind === 'deleted') continue;
-        if (outcome.kind === 'temporaryFailure') {
-          summary.temporaryFailures++;
-          continue;
+        if (outcome.kind === 'temporaryFailure') summary.temporaryFailures++;
+        if (outcome.kind === 'checked') {
+          summary.checked++;
+          if (outcome.domain.status === 'VERIFIED') summary.verified++;
+          else if (outcome.domain.status === 'FAILED') summary.failed++;
+          else summary.pending++;
         }
-        summary.checked++;
-        if (outcome.domain.status === 'VERIFIED') summary.verified++;
-        else if (outcome.domain.status === 'FAILED') summary.failed++;
-        else summary.pending++;
+        options.onProgress?.({ ...summary });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, page.length) }, lane));
     summary.lastId = page[page.length - 1].id;
-    options.onPage?.({ ...summary });
+    options.onProgress?.({ ...summary });
     if (page.length < pageSize) return summary;
   }
 }
