@@ -25,9 +25,11 @@ const envSchema = z.object({
   DNS_SERVERS: z
     .string()
     .optional()
-    .superRefine((value, ctx) => {
+    .transform((value, ctx) => {
       const parsed = parseDnsServers(value);
-      if ('invalid' in parsed) ctx.addIssue({ code: 'custom', message: `"${parsed.invalid}" is not ip, ip:port or [ipv6]:port` });
+      if ('servers' in parsed) return parsed.servers;
+      ctx.addIssue({ code: 'custom', message: `"${parsed.invalid}" is not ip, ip:port or [ipv6]:port` });
+      return z.NEVER;
     }),
   DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60000).default(2500),
   SPF_INCLUDE: z
@@ -90,7 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalTaskQueue: e.TEMPORAL_TASK_QUEUE,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Mailroom <no-reply@${new URL(publicUrl).hostname}>`,
-    dnsServers: (parseDnsServers(e.DNS_SERVERS) as { servers: string[] }).servers,
+    dnsServers: e.DNS_SERVERS,
     dnsTimeoutMs: e.DNS_TIMEOUT_MS,
     spfInclude: e.SPF_INCLUDE?.toLowerCase(),
     dataDir,
