@@ -15,6 +15,7 @@ import { contactRoutes } from './routes/contactRoutes';
 import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
+import { domainRoutes } from './routes/domainRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -40,6 +41,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     outboxRoutes(deps),
     trackRoutes(deps),
     eventRoutes(deps),
+    domainRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

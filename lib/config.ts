@@ -2,6 +2,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import { parseDnsServers } from './dns/dnsResolver';
 
 /**
  * Every setting Mailroom reads from the environment, in one place (contract section 1).
@@ -21,7 +22,20 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('mailroom'),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).optional(),
-  DNS_SERVERS: z.string().optional(),
+  DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const parsed = parseDnsServers(value);
+      if ('servers' in parsed) return parsed.servers;
+      ctx.addIssue({ code: 'custom', message: `"${parsed.invalid}" is not ip, ip:port or [ipv6]:port` });
+      return z.NEVER;
+    }),
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60000).default(2500),
+  SPF_INCLUDE: z
+    .string()
+    .regex(/^[a-z0-9._-]+\.[a-z0-9-]+$/i, 'must be a domain name such as amazonses.com')
+    .optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   SECRET: z.string().min(16).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
@@ -42,7 +56,11 @@ export interface Config {
   temporalTaskQueue: string;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** DNS_SERVERS in the form node's Resolver takes; empty = the system's resolvers. */
   dnsServers: string[];
+  dnsTimeoutMs: number;
+  /** The domain the suggested SPF record includes (the SMTP relay's SPF domain); unset suggests `a mx`. */
+  spfInclude: string | undefined;
   dataDir: string;
   secret: string;
   rateLimitPerMinute: number;
@@ -78,7 +96,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalTaskQueue: e.TEMPORAL_TASK_QUEUE,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Mailroom <no-reply@${new URL(publicUrl).hostname}>`,
-    dnsServers: (e.DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    dnsServers: e.DNS_SERVERS,
+    dnsTimeoutMs: e.DNS_TIMEOUT_MS,
+    spfInclude: e.SPF_INCLUDE?.toLowerCase(),
     dataDir,
     secret: e.SECRET ?? readOrCreateSecret(dataDir),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,

@@ -15,7 +15,7 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { hourlyCleanupScheduleId } from '../worker/schedules';
+import { domainRecheckScheduleId, hourlyCleanupScheduleId } from '../worker/schedules';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
 const outDir = path.resolve(__dirname, '../test/replay/histories');
@@ -71,14 +71,17 @@ async function main() {
     await stack.orm.em.fork().execute(`delete from job_uploads where job_id = ?`, [doomed.body.jobId]);
     await save('importContactsWorkflow-failed', `import-${doomed.body.jobId}`);
 
-    const schedule = stack.temporal.schedule.getHandle(hourlyCleanupScheduleId(stack.config.temporalTaskQueue));
-    await schedule.trigger();
-    const run = await eventually(async () => {
-      const d = await schedule.describe();
-      if (!d.info.recentActions.length) throw new Error('not yet');
-      return d.info.recentActions[0].action.workflow.workflowId;
-    });
-    await save('hourlyCleanupWorkflow-completed', run);
+    async function triggerSchedule(scheduleId: string): Promise<string> {
+      const schedule = stack.temporal.schedule.getHandle(scheduleId);
+      await schedule.trigger();
+      return eventually(async () => {
+        const d = await schedule.describe();
+        if (!d.info.recentActions.length) throw new Error('not yet');
+        return d.info.recentActions[0].action.workflow.workflowId;
+      });
+    }
+    await save('hourlyCleanupWorkflow-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
+    await save('domainRecheckWorkflow-completed', await triggerSchedule(domainRecheckScheduleId(stack.config.temporalTaskQueue)));
     await signUp(stack.http);
   } finally {
     await stack.stop();

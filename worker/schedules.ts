@@ -1,15 +1,19 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { hourlyCleanupWorkflow } from '../workflows';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { domainRecheckWorkflow, hourlyCleanupWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
   return `${taskQueue}-hourly-cleanup`;
 }
 
-/** Creates Mailroom's recurring schedules once; an existing schedule is left as it is. */
+export function domainRecheckScheduleId(taskQueue: string): string {
+  return `${taskQueue}-domain-recheck`;
+}
+
+/** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
-  try {
-    await client.schedule.create({
+  const schedules: ScheduleOptions[] = [
+    {
       scheduleId: hourlyCleanupScheduleId(taskQueue),
       spec: { intervals: [{ every: '1 hour' }] },
       action: {
@@ -21,8 +25,29 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         workflowExecutionTimeout: '30 minutes',
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    },
+    {
+      // Pending domains are noticed within 5 minutes of their record appearing; verified ones
+      // lose their status within 5 minutes of it disappearing (contract section 8).
+      scheduleId: domainRecheckScheduleId(taskQueue),
+      spec: { intervals: [{ every: '5 minutes' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: domainRecheckWorkflow,
+        workflowId: `${taskQueue}-domain-recheck-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '15 minutes',
+      },
+      // A missed run is not worth catching up on: the next one checks everything anyway.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+  ];
+  for (const schedule of schedules) {
+    try {
+      await client.schedule.create(schedule);
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
   }
 }

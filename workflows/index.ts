@@ -2,3 +2,4 @@
 export { accountEmailRequestWorkflow, accountEmailWorkflow } from './accountEmailWorkflow';
 export { hourlyCleanupWorkflow } from './hourlyCleanupWorkflow';
 export { importContactsWorkflow, bulkContactsWorkflow } from './contactJobWorkflows';
+export { domainRecheckWorkflow } from './domainRecheckWorkflow';

@@ -7,14 +7,16 @@ import type { User } from '../../db/entities/user';
  * step here when it lands (sender domain, first template, first send, ...).
  */
 export async function projectSetupState(em: EntityManager, project: Project, user: User) {
-  const [counts] = await em.execute<Array<{ members: number }>>(
-    `select count(*)::int as members from project_members where project_id = ?`,
-    [project.id],
+  const [counts] = await em.execute<Array<{ members: number; verifiedDomains: number }>>(
+    `select (select count(*)::int from project_members where project_id = ?) as members,
+            (select count(*)::int from domains where project_id = ? and status = 'VERIFIED') as "verifiedDomains"`,
+    [project.id, project.id],
   );
   const steps = {
     projectCreated: true,
     emailVerified: Boolean(user.emailVerifiedAt),
     teamInvited: counts.members > 1,
+    domainVerified: counts.verifiedDomains > 0,
   };
   const done = Object.values(steps).filter(Boolean).length;
   return { projectId: project.id, steps, completed: done, total: Object.keys(steps).length, complete: done === Object.keys(steps).length };

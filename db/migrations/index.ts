@@ -4,6 +4,7 @@ import { Migration20261122020000CheaperDataCheck } from './Migration202611220200
 import { Migration20261123010000EventOrder } from './Migration20261123010000EventOrder';
 import { Migration20261123020000AccountSecurity } from './Migration20261123020000AccountSecurity';
 import { Migration20261123030000RateLimitSeconds } from './Migration20261123030000RateLimitSeconds';
+import { Migration20261123060000Domains } from './Migration20261123060000Domains';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261123010000EventOrder', class: Migration20261123010000EventOrder },
   { name: 'Migration20261123020000AccountSecurity', class: Migration20261123020000AccountSecurity },
   { name: 'Migration20261123030000RateLimitSeconds', class: Migration20261123030000RateLimitSeconds },
+  { name: 'Migration20261123060000Domains', class: Migration20261123060000Domains },
 ];

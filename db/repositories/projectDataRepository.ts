@@ -7,7 +7,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  */
 // Order matters only for readability: every reference cascades.
 export const projectDataTables = ['events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
-export const projectTablesKeptOnReset = ['projects', 'project_members'] as const;
+// Sender domains are set-up, like keys: a reset does not make the owner redo their DNS records.
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */
