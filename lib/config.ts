@@ -30,6 +30,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
+  IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 });
 
 export interface Config {
@@ -50,6 +51,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** CSV imports one worker process runs at once; more wait in Temporal for a free slot. */
+  importConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,6 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    importConcurrency: e.IMPORT_CONCURRENCY,
   };
 }
 

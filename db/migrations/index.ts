@@ -1,10 +1,12 @@
 import { Migration20261122000000Foundation } from './Migration20261122000000Foundation';
 import { Migration20261122010000ContactsEvents } from './Migration20261122010000ContactsEvents';
 import { Migration20261122020000CheaperDataCheck } from './Migration20261122020000CheaperDataCheck';
+import { Migration20261123040000StreamedUploads } from './Migration20261123040000StreamedUploads';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
   { name: 'Migration20261122000000Foundation', class: Migration20261122000000Foundation },
   { name: 'Migration20261122010000ContactsEvents', class: Migration20261122010000ContactsEvents },
   { name: 'Migration20261122020000CheaperDataCheck', class: Migration20261122020000CheaperDataCheck },
+  { name: 'Migration20261123040000StreamedUploads', class: Migration20261123040000StreamedUploads },
 ];
