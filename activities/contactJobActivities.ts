@@ -64,8 +64,9 @@ export function createContactJobActivities({ orm, eventTriggers }: ActivityDeps)
      * batch, heartbeating after each. The file streams from its stored chunks through the parser
      * (only a chunk and a batch of rows in memory). A retry (worker killed, database blip) reads
      * past the rows already committed and resumes at the first batch not yet committed: no row is
-     * lost or counted twice. Marks the job RUNNING itself: on the import task queue the activity
-     * starts only when the worker has an import slot free, and until then the job is QUEUED.
+     * lost or counted twice. Marks the job RUNNING and, after the last row, COMPLETED itself: on
+     * the import task queue the activity starts only when the worker has an import slot free, so
+     * the job is QUEUED until it gets one and RUNNING only while it holds it.
      */
     async importContactsBatches(jobId: string): Promise<{ processed: number }> {
       const em = orm.em.fork();
@@ -116,11 +117,13 @@ export function createContactJobActivities({ orm, eventTriggers }: ActivityDeps)
           batch.push(row);
           if (batch.length === IMPORT_BATCH_SIZE && !(await commitBatch())) return { processed: committed };
         }
-        if (batch.length) await commitBatch();
+        if (batch.length && !(await commitBatch())) return { processed: committed };
       } catch (err) {
         if (err instanceof CsvFileError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidCsv');
         throw err;
       }
+      // Done while holding the import slot, so a job is RUNNING exactly while it holds one.
+      await jobRepository.finish(em, jobId, 'COMPLETED');
       return { processed: committed };
     },
 

@@ -38,7 +38,8 @@ export async function consumeMultipartFile<T>(
   }
   let form: busboy.Busboy;
   try {
-    form = busboy({ headers: req.headers, limits: { fileSize: options.maxBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
+    // busboy reports 'limit' on reaching fileSize, so one byte more than allowed is the limit.
+    form = busboy({ headers: req.headers, limits: { fileSize: options.maxBytes + 1, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
   } catch {
     drain();
     throw badRequest(`Upload the file as multipart/form-data in the field "${options.field}"`);
