@@ -31,9 +31,10 @@ describe('imports per worker', () => {
     const snapshots: string[][] = [];
     const jobs = await eventually(
       async () => {
-        const rows = await stack.orm.em.fork().execute(`select id, status from jobs where id in (?, ?, ?)`, ids);
-        snapshots.push(rows.map((r: { status: string }) => r.status));
-        if (rows.some((r: { status: string }) => r.status !== 'COMPLETED')) throw new Error(rows.map((r: { status: string }) => r.status).join());
+        const rows = await stack.orm.em.fork().execute<Array<{ status: string }>>(`select status from jobs where id in (?, ?, ?)`, ids);
+        const statuses = rows.map((r) => r.status);
+        snapshots.push(statuses);
+        if (statuses.some((status) => status !== 'COMPLETED')) throw new Error(statuses.join());
         return Promise.all(ids.map(async (id) => (await stack.http.get(`/contacts/import/${id}`, { key })).body));
       },
       120_000,
