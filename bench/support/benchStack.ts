@@ -67,7 +67,8 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
   const children: ChildService[] = [];
   let worker: ChildService | undefined;
   if (options.worker) {
-    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' });
+    // BENCH_WORKER_NODE_ARGS, e.g. "--max-old-space-size=256", to run the worker with other V8 settings.
+    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean));
     children.push(worker);
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
   }
