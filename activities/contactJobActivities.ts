@@ -2,19 +2,28 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from './deps';
 import { jobRepository, type JobError } from '../db/jobs/jobRepository';
-import { CsvFileError, csvRowToUpsert, parseContactsCsv } from '../db/contacts/csvImport';
+import { CsvFileError, csvRowToUpsert, readCsvRecords, type CsvHeader } from '../db/contacts/csvImport';
+import { jobUploadRepository } from '../db/jobs/jobUploadRepository';
 import { contactRepository, type ContactUpsert, type RecordedEvent } from '../db/contacts/contactRepository';
 
 /** Rows per transaction: big enough to be fast, small enough that a retry redoes little. */
 export const IMPORT_BATCH_SIZE = 1000;
 
-function isDataLimitViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23514';
+/**
+ * Why the database refused one row's write, if it is about the row's values: the data limits
+ * (CHECK, 23514) or a value it cannot take (class 22, data exception). Anything else (a lost
+ * connection, a deadlock) is not the row's fault and fails the attempt, to be retried.
+ */
+function rowRefusal(err: unknown): string | undefined {
+  const code = (err as { code?: unknown }).code;
+  if (code === '23514') return 'The contact data would exceed 100 keys or 64 KB';
+  if (typeof code === 'string' && code.startsWith('22')) return 'A value in this row cannot be stored';
+  return undefined;
 }
 
 /**
- * Upserts a batch; if the database refuses it (a row's merged data breaks the limits), retries
- * row by row under savepoints so one bad row becomes a row error instead of failing the batch.
+ * Upserts a batch; if the database refuses it for a row's values, retries row by row under
+ * savepoints so one bad row becomes a row error instead of failing the batch.
  */
 async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ upsert: ContactUpsert; row: number }>) {
   const errors: JobError[] = [];
@@ -23,7 +32,7 @@ async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ 
     const result = await tx.transactional((inner) => contactRepository.upsertManyByEmail(inner, projectId, items.map((i) => i.upsert), 'import'));
     return { succeeded: items.length, errors, events: result.events };
   } catch (err) {
-    if (!isDataLimitViolation(err)) throw err;
+    if (!rowRefusal(err)) throw err;
   }
   let succeeded = 0;
   for (const item of items) {
@@ -32,8 +41,9 @@ async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ 
       events.push(...result.events);
       succeeded++;
     } catch (err) {
-      if (!isDataLimitViolation(err)) throw err;
-      errors.push({ row: item.row, email: item.upsert.email, error: 'The contact data would exceed 100 keys or 64 KB' });
+      const refusal = rowRefusal(err);
+      if (!refusal) throw err;
+      errors.push({ row: item.row, email: item.upsert.email, error: refusal });
     }
   }
   return { succeeded, errors, events };
@@ -51,51 +61,70 @@ export function createContactJobActivities({ orm, eventTriggers }: ActivityDeps)
 
     /**
      * Imports the job's CSV from where the job record says it stopped, one transaction per
-     * batch, heartbeating after each. A retry (worker killed, database blip) resumes at the first
-     * batch not yet committed: no row is lost or counted twice.
+     * batch, heartbeating after each. The file streams from its stored chunks through the parser
+     * (only a chunk and a batch of rows in memory). A retry (worker killed, database blip) reads
+     * past the rows already committed and resumes at the first batch not yet committed: no row is
+     * lost or counted twice. Marks the job RUNNING and, after the last row, COMPLETED itself: on
+     * the import task queue the activity starts only when the worker has an import slot free, so
+     * the job is QUEUED until it gets one and RUNNING only while it holds it.
      */
     async importContactsBatches(jobId: string): Promise<{ processed: number }> {
       const em = orm.em.fork();
       const job = await jobRepository.get(em, jobId);
       if (!job) throw ApplicationFailure.nonRetryable(`Job ${jobId} does not exist`, 'JobNotFound');
-      const content = await jobRepository.upload(em, jobId);
-      if (!content) throw ApplicationFailure.nonRetryable(`The upload of job ${jobId} is missing`, 'UploadMissing');
-      let csv;
+      const uploadId = await jobUploadRepository.findForJob(em, jobId);
+      if (!uploadId) throw ApplicationFailure.nonRetryable(`The upload of job ${jobId} is missing`, 'UploadMissing');
+      await jobRepository.markRunning(em, jobId);
+      const ctx = Context.current();
+      // Data rows committed so far; the record is the truth, not this attempt's memory.
+      let committed = job.processed;
+      let batch: Array<{ header: CsvHeader; cells: string[]; rowNumber: number }> = [];
+
+      /** Commits `batch` (the rows after `committed`); answers false once the job is no longer RUNNING. */
+      const commitBatch = async (): Promise<boolean> => {
+        const outcome = await em.fork().transactional(async (tx) => {
+          const progress = await jobRepository.lockProgress(tx, jobId);
+          if (!progress || progress.status !== 'RUNNING') return { running: false as const };
+          // Another attempt got further: continue from the record.
+          if (progress.processed !== committed) return { running: true as const, committed: progress.processed };
+          const valid: Array<{ upsert: ContactUpsert; row: number }> = [];
+          const errors: JobError[] = [];
+          for (const { header, cells, rowNumber } of batch) {
+            const parsed = csvRowToUpsert(header, cells, rowNumber);
+            if ('error' in parsed) errors.push(parsed.error);
+            else valid.push({ upsert: parsed.upsert, row: rowNumber });
+          }
+          const result = await upsertBatch(tx, job.projectId, valid);
+          errors.push(...result.errors);
+          errors.sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
+          await jobRepository.recordBatch(tx, jobId, { processed: batch.length, succeeded: result.succeeded, failed: errors.length, errors });
+          return { running: true as const, committed: committed + batch.length, events: result.events };
+        });
+        batch = [];
+        if (!outcome.running) return false;
+        if (outcome.events) await eventTriggers.afterEventsRecorded(job.projectId, outcome.events);
+        committed = outcome.committed;
+        ctx.heartbeat({ processed: committed });
+        // Throws if the workflow asked to cancel (delivered with the heartbeat response).
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+        return true;
+      };
+
       try {
-        csv = parseContactsCsv(content);
+        for await (const row of readCsvRecords(jobUploadRepository.chunks(em, uploadId))) {
+          // Data row n (1-based) is row n + 1 of the file; rows up to `committed` are done.
+          if (row.rowNumber - 1 <= committed) continue;
+          batch.push(row);
+          if (batch.length === IMPORT_BATCH_SIZE && !(await commitBatch())) return { processed: committed };
+        }
+        if (batch.length && !(await commitBatch())) return { processed: committed };
       } catch (err) {
         if (err instanceof CsvFileError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidCsv');
         throw err;
       }
-      const ctx = Context.current();
-      let offset = job.processed;
-      while (offset < csv.rows.length) {
-        const slice = csv.rows.slice(offset, offset + IMPORT_BATCH_SIZE);
-        const outcome = await em.fork().transactional(async (tx) => {
-          const progress = await jobRepository.lockProgress(tx, jobId);
-          // Another attempt got further (or the job ended): continue from the record, not from memory.
-          if (!progress || progress.processed !== offset || progress.status !== 'RUNNING') return { skipTo: progress?.status === 'RUNNING' ? progress.processed : csv.rows.length };
-          const valid: Array<{ upsert: ContactUpsert; row: number }> = [];
-          const errors: JobError[] = [];
-          slice.forEach((cells, i) => {
-            const rowNumber = offset + i + 2;
-            const parsed = csvRowToUpsert(csv, cells, rowNumber);
-            if ('error' in parsed) errors.push(parsed.error);
-            else valid.push({ upsert: parsed.upsert, row: rowNumber });
-          });
-          const result = await upsertBatch(tx, job.projectId, valid);
-          errors.push(...result.errors);
-          errors.sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
-          await jobRepository.recordBatch(tx, jobId, { processed: slice.length, succeeded: result.succeeded, failed: errors.length, errors });
-          return { skipTo: offset + slice.length, events: result.events };
-        });
-        if (outcome.events) await eventTriggers.afterEventsRecorded(job.projectId, outcome.events);
-        offset = outcome.skipTo;
-        ctx.heartbeat({ processed: offset });
-        // Throws if the workflow asked to cancel (delivered with the heartbeat response).
-        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-      }
-      return { processed: offset };
+      // Done while holding the import slot, so a job is RUNNING exactly while it holds one.
+      await jobRepository.finish(em, jobId, 'COMPLETED');
+      return { processed: committed };
     },
 
     /** Subscribes, unsubscribes or deletes the job's contacts in one transaction; flips record their events. */

@@ -45,6 +45,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 });
 
 export interface Config {
@@ -72,6 +73,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long the API keeps answering the requests it accepted after SIGTERM. */
   apiShutdownGraceMs: number;
+  /** CSV imports one worker process runs at once; more wait in Temporal for a free slot. */
+  importConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -108,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
+    importConcurrency: e.IMPORT_CONCURRENCY,
   };
 }
 

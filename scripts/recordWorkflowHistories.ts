@@ -16,6 +16,7 @@ import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
 import { domainRecheckScheduleId, hourlyCleanupScheduleId } from '../worker/schedules';
+import { importContactsWorkflow } from '../workflows';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
 const outDir = path.resolve(__dirname, '../test/replay/histories');
@@ -59,17 +60,23 @@ async function main() {
     });
     await save('accountEmailRequestWorkflow-no-account', unknownRun);
 
+    // Imports run their batches on the import task queue (patch "import-on-own-task-queue");
+    // the histories recorded before it (importContactsWorkflow-completed/-failed) pin the old path.
     const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'a.csv', content: 'email,plan\na@example.com,pro\nbad,free\n' });
-    await save('importContactsWorkflow-completed', `import-${upload.body.jobId}`);
+    await save('importContactsWorkflow-importQueue-completed', `import-${upload.body.jobId}`);
 
     const contact = await stack.http.post('/contacts', { email: 'b@example.com' }, { key: project.secretKey });
     const bulk = await stack.http.post('/contacts/bulk-unsubscribe', { contactIds: [contact.body.id] }, { key: project.secretKey });
     await save('bulkContactsWorkflow-completed', `bulk-${bulk.body.jobId}`);
 
-    // An import whose upload vanished: the failure path (job marked FAILED, workflow failed).
-    const doomed = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'b.csv', content: 'email\nc@example.com\n' });
-    await stack.orm.em.fork().execute(`delete from job_uploads where job_id = ?`, [doomed.body.jobId]);
-    await save('importContactsWorkflow-failed', `import-${doomed.body.jobId}`);
+    // An import whose upload is missing: the failure path (job marked FAILED, workflow failed).
+    const [doomed] = await stack.orm.em.fork().execute(`insert into jobs (project_id, type, total) values (?, 'IMPORT', 1) returning id`, [project.id]);
+    await stack.temporal.workflow.start(importContactsWorkflow, {
+      workflowId: `import-${doomed.id}`,
+      taskQueue: stack.config.temporalTaskQueue,
+      args: [{ jobId: doomed.id }],
+    });
+    await save('importContactsWorkflow-importQueue-failed', `import-${doomed.id}`);
 
     async function triggerSchedule(scheduleId: string): Promise<string> {
       const schedule = stack.temporal.schedule.getHandle(scheduleId);

@@ -4,6 +4,7 @@ import { requireSetting } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
+import { importTaskQueue } from '../temporal-config/taskQueues';
 
 const workflowsPath = require.resolve('../workflows');
 const workflowInterceptorsPath = require.resolve('../workflows/interceptors');
@@ -24,17 +25,23 @@ export interface CreateWorkerOptions extends ActivityDeps {
   workflowBundle?: WorkflowBundleOption;
 }
 
-export async function createWorker(options: CreateWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+/**
+ * The worker of the main task queue (every workflow and activity) and the import worker: an
+ * activity-only worker on the import task queue that runs at most IMPORT_CONCURRENCY CSV imports
+ * at once, so memory and database load stay bounded however many are queued. Run both.
+ */
+export async function createWorker(options: CreateWorkerOptions): Promise<{ worker: Worker; importWorker: Worker; connection: NativeConnection }> {
   const { config } = options;
   const connection =
     options.connection ?? (await NativeConnection.connect({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') }));
   const bundle = options.workflowBundle ?? (process.env.MAILROOM_WORKFLOW_BUNDLE ? { codePath: process.env.MAILROOM_WORKFLOW_BUNDLE } : undefined);
+  const activities = createActivities(options);
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
     ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
-    activities: createActivities(options),
+    activities,
     interceptors: {
       ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),
       activity: [activityFailureLogging(options.logger)],
@@ -45,7 +52,16 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{ work
     maxCachedWorkflows: 500,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  return { worker, connection };
+  const importWorker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: importTaskQueue(config.temporalTaskQueue),
+    activities: { importContactsBatches: activities.importContactsBatches },
+    interceptors: { activity: [activityFailureLogging(options.logger)] },
+    maxConcurrentActivityTaskExecutions: config.importConcurrency,
+    shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+  });
+  return { worker, importWorker, connection };
 }
 
 export function describeConfig(config: Config) {

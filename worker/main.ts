@@ -17,14 +17,14 @@ async function main() {
   installTemporalRuntime(logger);
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const { worker, connection } = await createWorker({ config, orm, mail, logger, eventTriggers: createEventTriggers(logger) });
+  const { worker, importWorker, connection } = await createWorker({ config, orm, mail, logger, eventTriggers: createEventTriggers(logger) });
 
   const clientConnection = await Connection.connect({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') });
   await ensureSchedules(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), config.temporalTaskQueue);
   await clientConnection.close();
 
   logger.info({ ...describeConfig(config), mailTransport: mail.kind }, 'worker started');
-  await worker.run();
+  await Promise.all([worker.run(), importWorker.run()]);
   logger.info('worker stopped; closing connections');
   await mail.close();
   await orm.close();

@@ -1,13 +1,13 @@
-import fs from 'node:fs/promises';
 import Router from '@koa/router';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, badRequest, notFound, payloadTooLarge } from '../http/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
-import { CsvFileError, parseContactsCsv } from '../../db/contacts/csvImport';
+import { CsvFileError, checkCsvUpload } from '../../db/contacts/csvImport';
+import { jobUploadRepository, UploadChunker } from '../../db/jobs/jobUploadRepository';
+import { consumeMultipartFile } from '../http/multipartFile';
 import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
 import { ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
 
@@ -28,20 +28,6 @@ export function contactJobRoutes(deps: ApiDeps) {
   const { temporal, logger } = deps;
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
-
-  const multipart = koaBody({
-    multipart: true,
-    json: false,
-    urlencoded: false,
-    text: false,
-    parsedMethods: [HttpMethodEnum.POST],
-    formidable: { maxFiles: 1, maxFileSize: MAX_IMPORT_BYTES, maxTotalFileSize: MAX_IMPORT_BYTES, maxFields: 10, maxFieldsSize: 64 * 1024, allowEmptyFiles: true, minFileSize: 0 },
-    onError: (err) => {
-      const e = err as { httpCode?: number; code?: number; message: string };
-      if (e.httpCode === 413 || /maxFileSize|maxTotalFileSize/.test(e.message)) throw payloadTooLarge(`The CSV file may be at most 5 MB`);
-      throw badRequest(`Could not read the upload: ${e.message}`);
-    },
-  });
 
   /**
    * Starts the job's workflow (`<prefix>-<jobId>`, findable by ProjectId in the Temporal UI). If
@@ -71,33 +57,39 @@ export function contactJobRoutes(deps: ApiDeps) {
     }
   }
 
-  router.post('/contacts/import', ...auth, multipart, async (ctx) => {
-    const files = ctx.request.files ?? {};
-    const upload = files.file;
-    const file = Array.isArray(upload) ? upload[0] : upload;
-    try {
-      if (!file) throw badRequest('Upload the CSV as the multipart field "file"');
-      const content = await fs.readFile(file.filepath);
-      if (content.length > MAX_IMPORT_BYTES) throw payloadTooLarge('The CSV file may be at most 5 MB');
-      let csv;
-      try {
-        csv = parseContactsCsv(content);
-      } catch (err) {
-        if (err instanceof CsvFileError) throw badRequest(err.message);
-        throw err;
-      }
-      const projectId = ctx.state.project!.id;
-      const job = await ctx.state.em.transactional(async (tx) => {
-        const created = await jobRepository.create(tx, { projectId, type: 'IMPORT', total: csv.rows.length, input: { filename: file.originalFilename ?? null } });
-        await tx.execute(`insert into job_uploads (job_id, project_id, filename, content) values (?, ?, ?, ?)`, [created.id, projectId, file.originalFilename ?? null, content]);
-        return created;
-      });
-      await startJobWorkflow(ctx, job, importContactsWorkflow, 'import');
-      ctx.status = 202;
-      ctx.body = { jobId: job.id, status: job.status, total: job.total };
-    } finally {
-      if (file) await fs.rm(file.filepath, { force: true });
-    }
+  /**
+   * The file is checked (size, UTF-8, quoting, header row) and stored in chunks as it streams in,
+   * a piece at a time between other requests; the job is created, with its `total`, only once the
+   * whole file proved importable. A refused file leaves nothing behind and queues nothing.
+   */
+  router.post('/contacts/import', ...auth, async (ctx) => {
+    const projectId = ctx.state.project!.id;
+    const em = ctx.state.em;
+    const upload = await consumeMultipartFile(
+      ctx,
+      { field: 'file', maxBytes: MAX_IMPORT_BYTES, tooLarge: () => payloadTooLarge('The CSV file may be at most 5 MB') },
+      async (file, { filename }) => {
+        const uploadId = await jobUploadRepository.begin(em, projectId, filename);
+        const chunker = new UploadChunker((seq, bytes) => jobUploadRepository.appendChunk(em, uploadId, seq, bytes));
+        try {
+          const csv = await checkCsvUpload(file, (piece) => chunker.add(piece));
+          await chunker.flush();
+          return { uploadId, filename, rows: csv.rows };
+        } catch (err) {
+          await jobUploadRepository.discard(em, uploadId);
+          if (err instanceof CsvFileError) throw badRequest(err.message);
+          throw err;
+        }
+      },
+    );
+    const job = await em.transactional(async (tx) => {
+      const created = await jobRepository.create(tx, { projectId, type: 'IMPORT', total: upload.rows, input: { filename: upload.filename } });
+      await jobUploadRepository.claim(tx, upload.uploadId, created.id);
+      return created;
+    });
+    await startJobWorkflow(ctx, job, importContactsWorkflow, 'import');
+    ctx.status = 202;
+    ctx.body = { jobId: job.id, status: job.status, total: job.total };
   });
 
   router.get('/contacts/import/:jobId', ...auth, async (ctx) => {

@@ -20,6 +20,8 @@ export interface BenchStack {
   apiUrl: string;
   databaseUrl: string;
   env: Record<string, string>;
+  /** Process ids of the API and (when started) the worker, to sample their memory. */
+  pids: { api: number; worker?: number };
   stop(): Promise<void>;
 }
 
@@ -63,8 +65,10 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     ...options.env,
   };
   const children: ChildService[] = [];
+  let worker: ChildService | undefined;
   if (options.worker) {
-    const worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' });
+    // BENCH_WORKER_NODE_ARGS, e.g. "--max-old-space-size=256", to run the worker with other V8 settings.
+    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean));
     children.push(worker);
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
   }
@@ -75,6 +79,7 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     apiUrl: api.url,
     databaseUrl,
     env,
+    pids: { api: api.process.pid!, worker: worker?.process.pid },
     async stop() {
       for (const child of children) {
         child.kill('SIGTERM');

@@ -124,9 +124,4 @@ export const jobRepository = {
       [batch.processed, batch.succeeded, batch.failed, MAX_JOB_ERRORS, JSON.stringify(batch.errors), MAX_JOB_ERRORS, id],
     );
   },
-
-  async upload(em: EntityManager, jobId: string): Promise<Buffer | null> {
-    const rows = await em.execute(`select content from job_uploads where job_id = ?`, [jobId]);
-    return rows.length ? Buffer.from(rows[0].content) : null;
-  },
 };

@@ -5,6 +5,7 @@ import { Migration20261123010000EventOrder } from './Migration20261123010000Even
 import { Migration20261123020000AccountSecurity } from './Migration20261123020000AccountSecurity';
 import { Migration20261123030000RateLimitSeconds } from './Migration20261123030000RateLimitSeconds';
 import { Migration20261123060000Domains } from './Migration20261123060000Domains';
+import { Migration20261123040000StreamedUploads } from './Migration20261123040000StreamedUploads';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -15,4 +16,5 @@ export const migrationsList = [
   { name: 'Migration20261123020000AccountSecurity', class: Migration20261123020000AccountSecurity },
   { name: 'Migration20261123030000RateLimitSeconds', class: Migration20261123030000RateLimitSeconds },
   { name: 'Migration20261123060000Domains', class: Migration20261123060000Domains },
+  { name: 'Migration20261123040000StreamedUploads', class: Migration20261123040000StreamedUploads },
 ];

@@ -10,6 +10,9 @@ import { importContactsWorkflow } from '../../workflows';
  * the middle of the import; a second worker picks the job up where the job record says it
  * stopped. Every row must end up imported exactly once.
  */
+/** A worker process starts in seconds; on a loaded CI machine (tsx compiling, bundling) it can take far longer. */
+const WORKER_START_MS = 120_000;
+
 describe('a worker killed mid-import', () => {
   let stack: TestStack;
   const workers: ChildService[] = [];
@@ -38,7 +41,7 @@ describe('a worker killed mid-import', () => {
 
     const first = spawnService('worker/main.ts', workerEnv());
     workers.push(first);
-    await first.waitForLine((l) => l.msg === 'worker started');
+    await first.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
 
     const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'big.csv', content: lines.join('\n') });
     expect(upload.status).toBe(202);
@@ -75,7 +78,7 @@ describe('a worker killed mid-import', () => {
       .execute(`select count(*)::int as n, count(distinct (data->>'n'))::int as distinct_n from contacts where project_id = ?`, [project.id]);
     expect(n).toBe(rows);
     expect(distinct_n).toBe(rows);
-  }, 180_000);
+  }, 300_000);
 
   it('logs one line per failed activity attempt and one per failed workflow run', async () => {
     const worker = workers[workers.length - 1];
@@ -111,7 +114,7 @@ describe('a worker killed mid-import', () => {
     for (let i = 0; i < rows; i++) lines.push(`graceful${i}@example.com,${i}`);
     const worker = spawnService('worker/main.ts', workerEnv());
     workers.push(worker);
-    await worker.waitForLine((l) => l.msg === 'worker started');
+    await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
     const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'graceful.csv', content: lines.join('\n') });
     const jobPath = `/contacts/import/${upload.body.jobId}`;
     await eventually(async () => {
@@ -133,6 +136,6 @@ describe('a worker killed mid-import', () => {
       const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
       if (job.status !== 'COMPLETED') throw new Error(job.status);
     }, 60_000);
-  }, 120_000);
+  }, 300_000);
 });
 

@@ -83,11 +83,12 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
   const connection = await Connection.connect({ address: config.temporalAddress! });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
-  let worker: Worker | undefined;
-  let running: Promise<void> | undefined;
+  let workers: Worker[] = [];
+  let running: Promise<unknown> | undefined;
   if (options.worker !== false) {
-    ({ worker } = await createWorker({ config, orm, mail, logger, eventTriggers }));
-    running = worker.run();
+    const { worker, importWorker } = await createWorker({ config, orm, mail, logger, eventTriggers });
+    workers = [worker, importWorker];
+    running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }
 
@@ -103,10 +104,8 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
     logger,
     eventTriggers,
     async stop() {
-      if (worker) {
-        worker.shutdown();
-        await running;
-      }
+      for (const worker of workers) worker.shutdown();
+      await running;
       await api.close();
       await mail.close();
       await orm.close();

@@ -1,0 +1,73 @@
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { AppContext } from '../state';
+import { ApiError, badRequest } from './errors';
+
+/** Room for the multipart framing and a few small fields around the file, in a Content-Length check. */
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
+
+export interface MultipartFileOptions {
+  /** The form field holding the file. */
+  field: string;
+  maxBytes: number;
+  /** The 413 to answer beyond maxBytes. */
+  tooLarge: () => ApiError;
+}
+
+/**
+ * Streams one file of a multipart/form-data request to `consume` as it arrives: nothing is
+ * buffered whole or written to disk, and the request is read only as fast as `consume` reads the
+ * file (so a slow consumer holds the client back rather than filling memory). A file growing past
+ * `maxBytes` fails `consume`'s stream with `tooLarge()`; a request whose Content-Length already
+ * says so is refused before it is read. Whatever fails, the rest of the request is read and
+ * dropped, so the client gets the answer instead of a reset connection.
+ */
+export async function consumeMultipartFile<T>(
+  ctx: AppContext,
+  options: MultipartFileOptions,
+  consume: (file: Readable, info: { filename: string | null }) => Promise<T>,
+): Promise<T> {
+  const req = ctx.req;
+  const drain = () => {
+    req.unpipe();
+    req.resume();
+  };
+  if (Number(req.headers['content-length'] ?? 0) > options.maxBytes + FORM_OVERHEAD_BYTES) {
+    drain();
+    throw options.tooLarge();
+  }
+  let form: busboy.Busboy;
+  try {
+    // busboy reports 'limit' on reaching fileSize, so one byte more than allowed is the limit.
+    form = busboy({ headers: req.headers, limits: { fileSize: options.maxBytes + 1, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
+  } catch {
+    drain();
+    throw badRequest(`Upload the file as multipart/form-data in the field "${options.field}"`);
+  }
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      let found = false;
+      form.on('file', (name, file, info) => {
+        if (found || name !== options.field) {
+          file.resume();
+          return;
+        }
+        found = true;
+        file.on('limit', () => file.destroy(options.tooLarge()));
+        consume(file, { filename: info.filename || null }).then(resolve, reject);
+      });
+      form.on('error', (err: Error) => reject(badRequest(`Could not read the upload: ${err.message}`)));
+      form.on('close', () => {
+        if (!found) reject(badRequest(`Upload the file as the multipart field "${options.field}"`));
+      });
+      // A client that goes away mid-upload: the form (and so the file stream) ends in an error.
+      req.once('close', () => {
+        if (!req.complete) form.destroy(new Error('The upload was interrupted'));
+      });
+      req.pipe(form);
+    });
+  } catch (err) {
+    drain();
+    throw err;
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * CSV imports run on a task queue of their own, beside the main one, so that a worker can poll it
+ * with its own concurrency limit (IMPORT_CONCURRENCY): imports beyond the limit wait in Temporal,
+ * where any worker with a free slot takes them, instead of crowding one worker's memory.
+ * Pure, so workflow code can use it too.
+ */
+export function importTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-imports`;
+}
