@@ -73,7 +73,7 @@ function childGraceMs(name: string): number {
 /**
  * The worker's V8 heap is capped: its live heap stays under 100 MB even with imports running, but
  * without a cap V8 lets garbage grow into hundreds of MB of slack (measured: 600 MB peak RSS during
- * ten concurrent 5 MB imports, 344 MB with the cap, no slower). docker-compose.yml and the
+ * ten concurrent 5 MB imports, 344 MB with the cap at 16.2k rows/s against 17.6k). docker-compose.yml and the
  * benchmarks start the worker with the same flag.
  */
 const WORKER_NODE_ARGS = ['--max-old-space-size=384'];
