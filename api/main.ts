@@ -8,6 +8,13 @@ async function main() {
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const api = await startApiServer(config, logger);
   logger.info({ port: api.port, publicUrl: config.publicUrl }, 'api listening');
+  // A Temporal setup that waiting cannot fix (say, search attributes Temporal Cloud will not let
+  // us register) stops the API with the operator's instructions rather than failing every job.
+  api.temporal.setup.catch((err: Error) => {
+    logger.fatal({ event: 'temporal.setup_failed', namespace: config.temporalNamespace }, err.message);
+    flushLogger(logger);
+    process.exit(1);
+  });
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -9,6 +9,7 @@ import { hashPassword, verifyPassword, burnPasswordCheck, MAX_PASSWORD_BYTES } f
 import type { User } from '../../db/entities/user';
 import type { UserTokenPurpose } from '../../db/entities/userToken';
 import { accountEmailWorkflow } from '../../workflows';
+import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
 
 const password = z
   .string({ required_error: 'Password is required' })
@@ -35,16 +36,14 @@ export function authRoutes(deps: ApiDeps) {
   async function mailToken(ctx: AppContext, user: User, purpose: UserTokenPurpose): Promise<boolean> {
     const token = await userRepository.issueToken(ctx.state.em, config.secret, user.id, purpose, TOKEN_TTL[purpose]);
     try {
-      await temporal.within(() =>
-        temporal.client.workflow.start(accountEmailWorkflow, {
-          workflowId: `account-email-${token.id}`,
-          taskQueue: temporal.taskQueue,
-          args: [{ tokenId: token.id }],
-        }),
-      );
+      await startWorkflow(temporal, accountEmailWorkflow, {
+        workflowId: `account-email-${token.id}`,
+        taskQueue: temporal.taskQueue,
+        args: [{ tokenId: token.id }],
+      });
       return true;
     } catch (err) {
-      logger.error({ err, requestId: ctx.state.requestId, purpose }, 'could not start the account email workflow');
+      logger.error({ ...workflowStartLogFields(err), requestId: ctx.state.requestId, purpose }, 'could not start the account email workflow');
       return false;
     }
   }
