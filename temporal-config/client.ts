@@ -64,12 +64,15 @@ export function createTemporalClient(config: Config, logger: Logger): TemporalHa
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const within = <T>(fn: () => Promise<T>, timeoutMs = TEMPORAL_CALL_TIMEOUT_MS) => connection.withDeadline(Date.now() + timeoutMs, fn);
 
+  // The setup and the health probe use a connection without the retry interceptor: while
+  // Temporal is down their calls fail at once instead of retrying until their deadline.
+  const directConnection = Connection.lazy({ ...options, channelArgs: RECONNECT_CHANNEL_ARGS, interceptors: [] });
   const closing = new AbortController();
   const wakeup = new Wakeup();
   let setupState: 'pending' | 'done' | 'failed' = 'pending';
   const setup = retryUntilTemporalAnswers(
     () =>
-      ensureNamespaceSetup(connection, {
+      ensureNamespaceSetup(directConnection, {
         namespace: config.temporalNamespace,
         createNamespace: config.temporalCreateNamespace,
         retentionDays: config.temporalNamespaceRetentionDays,
@@ -82,15 +85,16 @@ export function createTemporalClient(config: Config, logger: Logger): TemporalHa
       logger.info({ event: 'temporal.ready', temporalAddress: options.address, namespace: config.temporalNamespace }, 'Temporal is ready');
     },
     (err) => {
+      if (closing.signal.aborted) return; // closed while waiting: nothing failed
       setupState = 'failed';
       throw err;
     },
   );
   setup.catch(() => undefined); // reported through ready() and by the API process
 
-  const health = new CachedHealthCheck(async () => {
-    await within(() => connection.workflowService.getSystemInfo({}), 900);
-  });
+  const health = new CachedHealthCheck(() =>
+    directConnection.withDeadline(Date.now() + 900, () => directConnection.workflowService.getSystemInfo({})),
+  );
   const isReachable = async () => {
     const up = await health.isHealthy();
     if (up && setupState === 'pending') wakeup.wake(); // Temporal is back: don't wait out the backoff
@@ -120,7 +124,7 @@ export function createTemporalClient(config: Config, logger: Logger): TemporalHa
     },
     close: async () => {
       closing.abort();
-      await connection.close();
+      await Promise.all([connection.close(), directConnection.close()]);
     },
   };
 }
