@@ -2,12 +2,21 @@
 import { loadConfig } from '../lib/config';
 import { createLogger, flushLogger } from '../lib/logger';
 import { startApiServer } from './server';
+import { TemporalSetupError } from '../temporal-config/waitForTemporal';
 
 async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'api' });
   const api = await startApiServer(config, logger);
   logger.info({ port: api.port, publicUrl: config.publicUrl }, 'api listening');
+  // A Temporal setup that waiting cannot fix (say, search attributes Temporal Cloud will not let
+  // us register) stops the API with the operator's instructions rather than failing every job.
+  api.temporal.setup.catch((err: unknown) => {
+    if (!(err instanceof TemporalSetupError)) return;
+    logger.fatal({ event: 'temporal.setup_failed', namespace: config.temporalNamespace }, err.message);
+    flushLogger(logger);
+    process.exit(1);
+  });
 
   let stopping = false;
   const stop = (signal: string) => {

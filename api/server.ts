@@ -28,7 +28,7 @@ export async function startApiServer(
   options: { host?: string; eventTriggers?: EventTriggers } = {},
 ): Promise<RunningApi> {
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
-  const temporal = createTemporalClient(config);
+  const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
   const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm) });
   const server = http.createServer(app.callback());

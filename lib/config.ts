@@ -20,6 +20,17 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('mailroom'),
+  // Secure connections (temporal-config/connectionOptions.ts reads and checks these at start).
+  TEMPORAL_TLS: booleanFromEnv.optional(),
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_CREATE_NAMESPACE: booleanFromEnv.default('false'),
+  TEMPORAL_NAMESPACE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).optional(),
   DNS_SERVERS: z
@@ -55,6 +66,14 @@ export interface Config {
   temporalAddress: string | undefined;
   temporalNamespace: string;
   temporalTaskQueue: string;
+  temporalTls: TemporalTlsSettings;
+  /** The Temporal Cloud API key itself, or undefined. */
+  temporalApiKey: string | undefined;
+  /** Register the namespace at start when it does not exist (self-hosted clusters). */
+  temporalCreateNamespace: boolean;
+  temporalNamespaceRetentionDays: number;
+  /** The worker's own GET /health port; undefined = not served. */
+  workerHealthPort: number | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
   /** DNS_SERVERS in the form node's Resolver takes; empty = the system's resolvers. */
@@ -77,6 +96,19 @@ export interface Config {
   importConcurrency: number;
 }
 
+/**
+ * TLS settings as given: cert, key and ca are each a file path or the PEM text itself
+ * (temporal-config/connectionOptions.ts tells them apart and validates them).
+ */
+export interface TemporalTlsSettings {
+  /** TEMPORAL_TLS: true/false forces TLS on/off; undefined = on when any other TLS setting or an API key is set. */
+  enabled: boolean | undefined;
+  cert: string | undefined;
+  key: string | undefined;
+  ca: string | undefined;
+  serverName: string | undefined;
+}
+
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,6 +129,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     temporalTaskQueue: e.TEMPORAL_TASK_QUEUE,
+    temporalTls: {
+      enabled: e.TEMPORAL_TLS,
+      cert: e.TEMPORAL_TLS_CERT,
+      key: e.TEMPORAL_TLS_KEY,
+      ca: e.TEMPORAL_TLS_CA,
+      serverName: e.TEMPORAL_TLS_SERVER_NAME,
+    },
+    temporalApiKey: readApiKey(e.TEMPORAL_API_KEY, e.TEMPORAL_API_KEY_FILE),
+    temporalCreateNamespace: e.TEMPORAL_CREATE_NAMESPACE,
+    temporalNamespaceRetentionDays: e.TEMPORAL_NAMESPACE_RETENTION_DAYS,
+    workerHealthPort: e.WORKER_HEALTH_PORT,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Mailroom <no-reply@${new URL(publicUrl).hostname}>`,
     dnsServers: e.DNS_SERVERS,
@@ -113,6 +156,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
     importConcurrency: e.IMPORT_CONCURRENCY,
   };
+}
+
+/** TEMPORAL_API_KEY is the key itself; TEMPORAL_API_KEY_FILE names a file holding it (a mounted secret). */
+function readApiKey(value: string | undefined, file: string | undefined): string | undefined {
+  if (value && file) throw new ConfigError('Set TEMPORAL_API_KEY or TEMPORAL_API_KEY_FILE, not both');
+  if (!file) return value;
+  let key: string;
+  try {
+    key = fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError(`TEMPORAL_API_KEY_FILE: cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (!key) throw new ConfigError(`TEMPORAL_API_KEY_FILE: ${file} is empty`);
+  return key;
 }
 
 /** The secret is generated once and kept under DATA_DIR so sessions and signed links survive restarts. */

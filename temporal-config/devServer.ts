@@ -24,6 +24,11 @@ export interface TemporalDevServerOptions {
   uiPort?: number | false;
   /** Namespace to create at start (and wait for). */
   namespace: string;
+  /**
+   * Register Mailroom's search attributes at start (default true). False gives a server as a
+   * fresh self-hosted cluster is: Mailroom must register them itself.
+   */
+  searchAttributes?: boolean;
   /** Where the server's stdout/stderr go (appended); omitted = discarded (the tail is kept for errors). */
   logFile?: string;
   /**
@@ -95,12 +100,17 @@ class ServerExitedError extends Error {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Polls until the frontend answers getSystemInfo, the namespace exists, and Mailroom's search
+ * Polls until the frontend answers getSystemInfo, the namespace exists, and the `wanted` search
  * attributes are registered in it. Rejects early if the server process exits (or never ran).
  */
-async function waitUntilReady(child: ChildProcess, address: string, namespace: string, outputTail: () => string): Promise<void> {
+async function waitUntilReady(
+  child: ChildProcess,
+  address: string,
+  namespace: string,
+  wanted: string[],
+  outputTail: () => string,
+): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  const wanted = mailroomSearchAttributes.map((key) => key.name);
   let lastError: unknown;
   let spawnError: Error | undefined;
   const gone = new Promise<'gone'>((resolve) => {
@@ -179,7 +189,8 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]));
   if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
   args.push('--namespace', opts.namespace, '--log-format', 'json', '--log-level', 'warn');
-  args.push(...devServerSearchAttributeArgs());
+  const withSearchAttributes = opts.searchAttributes ?? true;
+  if (withSearchAttributes) args.push(...devServerSearchAttributeArgs());
 
   // Output goes straight to the log file (no pipe through us), or through a pipe that we
   // always drain, keeping only a tail for error messages.
@@ -209,7 +220,8 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
 
   const address = `${connectHost(ip)}:${port}`;
   try {
-    await waitUntilReady(child, address, opts.namespace, outputTail);
+    const wanted = withSearchAttributes ? mailroomSearchAttributes.map((key) => key.name) : [];
+    await waitUntilReady(child, address, opts.namespace, wanted, outputTail);
   } catch (err) {
     await stopChild(child);
     throw err;

@@ -1,10 +1,10 @@
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../lib/config';
-import { requireSetting } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
 import { importTaskQueue } from '../temporal-config/taskQueues';
+import { temporalConnectionOptions } from '../temporal-config/connectionOptions';
 
 const workflowsPath = require.resolve('../workflows');
 const workflowInterceptorsPath = require.resolve('../workflows/interceptors');
@@ -32,8 +32,7 @@ export interface CreateWorkerOptions extends ActivityDeps {
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<{ worker: Worker; importWorker: Worker; connection: NativeConnection }> {
   const { config } = options;
-  const connection =
-    options.connection ?? (await NativeConnection.connect({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') }));
+  const connection = options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
   const bundle = options.workflowBundle ?? (process.env.MAILROOM_WORKFLOW_BUNDLE ? { codePath: process.env.MAILROOM_WORKFLOW_BUNDLE } : undefined);
   const activities = createActivities(options);
   const worker = await Worker.create({

@@ -1,13 +1,44 @@
-/** The worker process: runs Mailroom's workflows and activities until SIGINT/SIGTERM, then drains. */
-import { Client, Connection } from '@temporalio/client';
-import { loadConfig, requireSetting } from '../lib/config';
-import { createLogger, flushLogger } from '../lib/logger';
+/**
+ * The worker process: waits for Temporal (it may start first), checks the namespace and search
+ * attributes, then runs Mailroom's workflows and activities until SIGINT/SIGTERM, then drains.
+ */
+import { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { ConfigError, loadConfig, requireSetting, type Config } from '../lib/config';
+import { createLogger, flushLogger, type Logger } from '../lib/logger';
 import { createOrm } from '../db/orm';
 import { createMailTransport } from '../mail/mailTransport';
 import { createWorker, describeConfig } from './createWorker';
 import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../db/events/eventTriggers';
+import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal-config/connectionOptions';
+import { ensureNamespaceSetup } from '../temporal-config/namespaceSetup';
+import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal-config/waitForTemporal';
+import { startWorkerHealthServer } from './healthServer';
+
+/** Connects (retrying with backoff while Temporal is unreachable) and checks the namespace setup. */
+async function connectToTemporal(config: Config, options: TemporalConnectionOptions, logger: Logger, signal: AbortSignal): Promise<NativeConnection> {
+  return retryUntilTemporalAnswers(
+    async () => {
+      const connection = await NativeConnection.connect(options);
+      try {
+        await ensureNamespaceSetup(connection, {
+          namespace: config.temporalNamespace,
+          createNamespace: config.temporalCreateNamespace,
+          retentionDays: config.temporalNamespaceRetentionDays,
+          logger,
+        });
+        await ensureSchedules(new Client({ connection, namespace: config.temporalNamespace }), config.temporalTaskQueue);
+        return connection;
+      } catch (err) {
+        await connection.close().catch(() => undefined);
+        throw err;
+      }
+    },
+    { address: options.address, logger, signal },
+  );
+}
 
 async function main() {
   const config = loadConfig();
@@ -15,17 +46,38 @@ async function main() {
   // The Runtime's default shutdown signals (SIGINT, SIGTERM) make every worker stop polling and
   // wait up to shutdownGraceTime for running activities.
   installTemporalRuntime(logger);
+  const connectionOptions = temporalConnectionOptions(config);
+  const health = config.workerHealthPort === undefined ? undefined : await startWorkerHealthServer(config.workerHealthPort);
+  if (health) logger.info({ port: health.port }, 'worker health endpoint listening');
+
+  // A stop signal while still waiting for Temporal ends the wait; the Runtime handles it later on.
+  const stopWaiting = new AbortController();
+  const onSignal = () => stopWaiting.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let connection: NativeConnection;
+  try {
+    connection = await connectToTemporal(config, connectionOptions, logger, stopWaiting.signal);
+  } catch (err) {
+    if (!stopWaiting.signal.aborted) throw err;
+    logger.info('worker stopped before Temporal answered');
+    await health?.close();
+    flushLogger(logger);
+    return;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const { worker, importWorker, connection } = await createWorker({ config, orm, mail, logger, eventTriggers: createEventTriggers(logger) });
+  const { worker, importWorker } = await createWorker({ config, orm, mail, logger, connection, eventTriggers: createEventTriggers(logger) });
+  health?.attach(worker, connection);
 
-  const clientConnection = await Connection.connect({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS') });
-  await ensureSchedules(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), config.temporalTaskQueue);
-  await clientConnection.close();
-
-  logger.info({ ...describeConfig(config), mailTransport: mail.kind }, 'worker started');
+  logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
   await Promise.all([worker.run(), importWorker.run()]);
   logger.info('worker stopped; closing connections');
+  await health?.close();
   await mail.close();
   await orm.close();
   await connection.close();
@@ -33,7 +85,11 @@ async function main() {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
-  console.error(JSON.stringify({ level: 'fatal', msg: 'worker crashed', error: String(err?.stack ?? err) }));
-  process.exit(1);
+  // One JSON line on stdout like every other: an operator's instructions (TemporalSetupError,
+  // ConfigError) as the message, anything unexpected with its stack.
+  const known = err instanceof TemporalSetupError || err instanceof ConfigError;
+  const line = known
+    ? { level: 'fatal', time: new Date().toISOString(), service: 'worker', msg: err.message }
+    : { level: 'fatal', time: new Date().toISOString(), service: 'worker', msg: 'worker crashed', error: String(err?.stack ?? err) };
+  process.stdout.write(JSON.stringify(line) + '\n', () => process.exit(1));
 });

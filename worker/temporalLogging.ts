@@ -10,15 +10,21 @@ const levelMap: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> 
 };
 
 /**
- * Routes the Temporal SDK's own logs (workflow `log.*` calls included) into our JSON logger.
+ * Routes the Temporal SDK's own logs (workflow `log.*` calls included) into our JSON logger,
+ * and the SDK core's too: without forwarding, the Rust core prints coloured plain text (say
+ * "WARN temporalio_client::retry: ..." during an outage) between our JSON lines. Core lines keep
+ * their level and carry the core's module as `target`.
  * The Runtime is process-wide and can be installed once; later calls are no-ops.
  */
 export function installTemporalRuntime(logger: Logger): void {
   try {
     Runtime.install({
       logger: new DefaultLogger('INFO', (entry) => {
-        logger[levelMap[entry.level]]({ ...(entry.meta ?? {}), source: 'temporal' }, entry.message);
+        const { spanContexts, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
+        const fields = Array.isArray(spanContexts) && spanContexts.length > 0 ? { ...meta, spanContexts } : meta;
+        logger[levelMap[entry.level]]({ ...fields, source: 'temporal' }, entry.message);
       }),
+      telemetryOptions: { logging: { filter: { core: 'INFO', other: 'WARN' }, forward: {} } },
     });
   } catch (err) {
     if (!/already/i.test((err as Error).message)) throw err;

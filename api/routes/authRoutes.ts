@@ -14,6 +14,7 @@ import type { User } from '../../db/entities/user';
 import type { UserTokenPurpose } from '../../db/entities/userToken';
 import type { AccountEmailRequest } from '../../activities/accountEmailActivities';
 import { accountEmailRequestWorkflow } from '../../workflows';
+import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
 
 const password = z
   .string({ required_error: 'Password is required' })
@@ -43,16 +44,14 @@ export function authRoutes(deps: ApiDeps) {
   async function queueAccountEmail(ctx: AppContext, email: string, purpose: UserTokenPurpose): Promise<boolean> {
     const request: AccountEmailRequest = { requestId: randomUUID(), email, purpose };
     try {
-      await temporal.within(() =>
-        temporal.client.workflow.start(accountEmailRequestWorkflow, {
-          workflowId: `account-email-${request.requestId}`,
-          taskQueue: temporal.taskQueue,
-          args: [request],
-        }),
-      );
+      await startWorkflow(temporal, accountEmailRequestWorkflow, {
+        workflowId: `account-email-${request.requestId}`,
+        taskQueue: temporal.taskQueue,
+        args: [request],
+      });
       return true;
     } catch (err) {
-      logger.error({ err, requestId: ctx.state.requestId, purpose }, 'could not start the account email workflow');
+      logger.error({ ...workflowStartLogFields(err), requestId: ctx.state.requestId, purpose }, 'could not start the account email workflow');
       return false;
     }
   }

@@ -10,6 +10,7 @@ import { jobUploadRepository, UploadChunker } from '../../db/jobs/jobUploadRepos
 import { consumeMultipartFile } from '../http/multipartFile';
 import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
 import { ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
+import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
@@ -31,8 +32,8 @@ export function contactJobRoutes(deps: ApiDeps) {
 
   /**
    * Starts the job's workflow (`<prefix>-<jobId>`, findable by ProjectId in the Temporal UI). If
-   * Temporal refuses, the job record is withdrawn and the caller told to retry: no job is left
-   * QUEUED with nothing to run it.
+   * Temporal refuses, the job record is withdrawn (no job is left QUEUED with nothing to run it)
+   * and the caller told to retry, or, when retrying cannot help, given a 500.
    */
   async function startJobWorkflow(
     ctx: AppContext,
@@ -42,18 +43,16 @@ export function contactJobRoutes(deps: ApiDeps) {
   ) {
     const workflowId = `${prefix}-${job.id}`;
     try {
-      await temporal.within(() =>
-        temporal.client.workflow.start(workflow, {
-          workflowId,
-          taskQueue: temporal.taskQueue,
-          args: [{ jobId: job.id }],
-          typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: ctx.state.project!.id }],
-        }),
-      );
+      await startWorkflow(temporal, workflow, {
+        workflowId,
+        taskQueue: temporal.taskQueue,
+        args: [{ jobId: job.id }],
+        typedSearchAttributes: [{ key: ProjectIdSearchAttribute, value: ctx.state.project!.id }],
+      });
     } catch (err) {
-      logger.error({ err, jobId: job.id, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
+      logger.error({ ...workflowStartLogFields(err), jobId: job.id, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
       await ctx.state.em.execute(`delete from jobs where id = ?`, [job.id]);
-      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The job could not be queued; try again shortly');
+      throw workflowStartApiError(err, 'The job could not be queued; try again shortly');
     }
   }
 

@@ -1,24 +1,34 @@
 import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
-import { isTemporalReachable } from '../../temporal-config/client';
+
+/** /health answers within a second whatever its dependencies do, so probes never pile up. */
+const DATABASE_CHECK_TIMEOUT_MS = 900;
 
 async function databaseReachable(deps: ApiDeps): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       deps.orm.em.fork().execute('select 1'),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), DATABASE_CHECK_TIMEOUT_MS);
+      }),
     ]);
     return true;
   } catch {
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-/** GET /health: 200 when PostgreSQL and Temporal both answer, 503 naming the part that does not. */
+/**
+ * GET /health: 200 when PostgreSQL and Temporal both answer, 503 naming the part that does not.
+ * Temporal's answer is cached for a second (temporal-config/healthCheck.ts).
+ */
 export function healthRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   router.get('/health', async (ctx) => {
-    const [db, temporal] = await Promise.all([databaseReachable(deps), isTemporalReachable(deps.temporal)]);
+    const [db, temporal] = await Promise.all([databaseReachable(deps), deps.temporal.isReachable()]);
     const ok = db && temporal;
     ctx.status = ok ? 200 : 503;
     ctx.set('Cache-Control', 'no-store');

@@ -10,8 +10,11 @@ import { startEmbeddedPostgres } from '../../db/embeddedPostgres';
 import { startTemporalDevServer } from '../../temporal-config/devServer';
 import { findFreePort } from '../../lib/freePort';
 import { buildWorkflowBundle } from '../../worker/createWorker';
+import { startTemporalCluster } from '../../temporal-config/cluster';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { ensureTemporalServer } = require('../../scripts/temporal-server-binary.cjs');
 
 export default async function globalSetup(): Promise<void> {
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-test-'));
@@ -26,13 +29,24 @@ export default async function globalSetup(): Promise<void> {
     stops.push(pg.stop);
   }
 
-  const temporal = await startTemporalDevServer({
-    binaryPath: ensureTemporalBinary(),
-    port: 0,
-    uiPort: false,
-    namespace: 'default',
-    logFile: path.join(runDir, 'temporal.log'),
-  });
+  // MAILROOM_TEST_TEMPORAL=cluster (npm run test:cluster): a real Temporal server on PostgreSQL
+  // where nobody registered Mailroom's search attributes; otherwise the CLI's dev server.
+  const temporal =
+    process.env.MAILROOM_TEST_TEMPORAL === 'cluster'
+      ? await startTemporalCluster({
+          paths: ensureTemporalServer(),
+          postgresUrl: pgServerUrl,
+          databasePrefix: `mailroom_temporal_${process.pid}`,
+          dir: path.join(runDir, 'temporal-cluster'),
+          namespace: 'default',
+        })
+      : await startTemporalDevServer({
+          binaryPath: ensureTemporalBinary(),
+          port: 0,
+          uiPort: false,
+          namespace: 'default',
+          logFile: path.join(runDir, 'temporal.log'),
+        });
   stops.unshift(temporal.stop);
 
   const bundlePath = path.join(runDir, 'workflow-bundle.js');

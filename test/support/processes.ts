@@ -7,6 +7,8 @@ const root = path.resolve(__dirname, '../..');
 export interface ChildService {
   process: ChildProcess;
   lines: Array<Record<string, unknown>>;
+  /** Every stdout line as written, JSON or not. */
+  stdout: string[];
   /** Resolves with the first JSON log line (seen or coming) that matches. */
   waitForLine(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code once the process has exited. */
@@ -24,7 +26,9 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];
   const stderr: string[] = [];
+  const stdout: string[] = [];
   readline.createInterface({ input: child.stdout! }).on('line', (text) => {
+    stdout.push(text);
     try {
       lines.push(JSON.parse(text));
       waiters.splice(0).forEach((w) => w());
@@ -37,6 +41,7 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
   return {
     process: child,
     lines,
+    stdout,
     exited,
     kill: (signal = 'SIGTERM') => void child.kill(signal),
     waitForLine(match, timeoutMs = 30_000) {

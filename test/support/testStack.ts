@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger, type Logger } from '../../lib/logger';
 import { ensureDatabase, dropDatabase } from '../../db/embeddedPostgres';
@@ -15,6 +15,8 @@ import { createWorker } from '../../worker/createWorker';
 import { ensureSchedules } from '../../worker/schedules';
 import { installTemporalRuntime } from '../../worker/temporalLogging';
 import { HttpClient } from './http';
+import { createClientConnection } from '../../temporal-config/client';
+import { temporalConnectionOptions } from '../../temporal-config/connectionOptions';
 import { createEventTriggers, type EventTriggers } from '../../db/events/eventTriggers';
 
 export interface TestStack {
@@ -80,7 +82,7 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
   const api = await startApiServer(config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const connection = await Connection.connect({ address: config.temporalAddress! });
+  const connection = await createClientConnection(temporalConnectionOptions(config), false);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
   let workers: Worker[] = [];
