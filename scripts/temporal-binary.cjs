@@ -31,11 +31,15 @@ const RETRY_REASON_LINES = 5;
 /** The builder touches its lock at every progress line; a lock untouched this long is abandoned. */
 const LOCK_STALE_MS = 5 * 60 * 1000;
 
+/** Where Go-built tools live: `$MAILROOM_TOOLS_DIR` if set, else `~/.cache/mailroom/bin` (outside any clone, so clones share it). */
+function toolsDir() {
+  const dir = process.env.MAILROOM_TOOLS_DIR;
+  return dir ? path.resolve(dir) : path.join(os.homedir(), '.cache', 'mailroom', 'bin');
+}
+
 /** `$MAILROOM_TOOLS_DIR/temporal` if set, else `~/.cache/mailroom/bin/temporal`. */
 function temporalBinaryPath() {
-  const toolsDir = process.env.MAILROOM_TOOLS_DIR;
-  const dir = toolsDir ? path.resolve(toolsDir) : path.join(os.homedir(), '.cache', 'mailroom', 'bin');
-  return path.join(dir, process.platform === 'win32' ? 'temporal.exe' : 'temporal');
+  return path.join(toolsDir(), process.platform === 'win32' ? 'temporal.exe' : 'temporal');
 }
 
 function isFile(file) {
@@ -250,4 +254,4 @@ function ensureTemporalBinary() {
   });
 }
 
-module.exports = { temporalBinaryPath, ensureTemporalBinary, ensureGoBinary, TEMPORAL_CLI_VERSION };
+module.exports = { toolsDir, temporalBinaryPath, ensureTemporalBinary, ensureGoBinary, TEMPORAL_CLI_VERSION };

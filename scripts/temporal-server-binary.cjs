@@ -5,71 +5,47 @@
  * PostgreSQL schema files, built from the Go module proxy into
  * ~/.cache/mailroom/bin/temporal-server-<version>/ (or $MAILROOM_TOOLS_DIR).
  *
- * Same approach as scripts/temporal-binary.cjs (lock file, staging directory, rename into
- * place); written standalone so it can later be folded into that script's build function.
- * v1.32.1 is the newest release this machine's Go (1.26.8) builds: v1.32.2 needs Go 1.26.10.
+ * Each binary goes through the same build path as the Temporal CLI (scripts/temporal-binary.cjs:
+ * lock, staging directory, progress lines, retries). v1.32.1 is the newest release this
+ * machine's Go (1.26.8) builds: v1.32.2 needs Go 1.26.10.
  */
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawnSync, execFileSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
+const { ensureGoBinary, toolsDir } = require('./temporal-binary.cjs');
 
 const TEMPORAL_SERVER_VERSION = 'v1.32.1';
-const LOCK_STALE_MS = 60 * 60 * 1000;
-const BUILD_ATTEMPTS = 2;
-
-function toolsDir() {
-  const dir = process.env.MAILROOM_TOOLS_DIR;
-  return dir ? path.resolve(dir) : path.join(os.homedir(), '.cache', 'mailroom', 'bin');
-}
+const SERVER_MODULE = 'go.temporal.io/server';
 
 /** Where the server, the SQL tool and the schema files live once built. */
 function temporalServerPaths() {
   const dir = path.join(toolsDir(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
   return {
     dir,
-    server: path.join(dir, 'temporal-server'),
-    sqlTool: path.join(dir, 'temporal-sql-tool'),
+    // go install names each binary after its package directory.
+    server: path.join(dir, 'server'),
+    sqlTool: path.join(dir, 'sql'),
     schemaDir: path.join(dir, 'schema-postgresql-v12'),
     version: TEMPORAL_SERVER_VERSION,
   };
 }
 
-const isFile = (file) => fs.existsSync(file) && fs.statSync(file).isFile();
-const sleepSync = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-const complete = (p) => isFile(p.server) && isFile(p.sqlTool) && fs.existsSync(p.schemaDir);
-
-function pidAlive(pid) {
+/**
+ * The schema files ship in the server's module source, which `go install` left in the module
+ * cache: copied next to the binaries (staged, then renamed) so later runs need no Go at all.
+ */
+function ensureSchemaFiles(paths) {
+  if (fs.existsSync(paths.schemaDir)) return;
+  const modCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const source = path.join(modCache, `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12');
+  const staging = `${paths.schemaDir}.staging-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  fs.cpSync(source, staging, { recursive: true });
   try {
-    process.kill(pid, 0);
-    return true;
+    fs.renameSync(staging, paths.schemaDir);
   } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
-function acquireLock(lockFile, done) {
-  let announced = false;
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
-      return () => fs.rmSync(lockFile, { force: true });
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-    }
-    if (done()) return undefined;
-    try {
-      const pid = Number.parseInt(fs.readFileSync(lockFile, 'utf8'), 10);
-      if (!Number.isInteger(pid) || !pidAlive(pid) || Date.now() - fs.statSync(lockFile).mtimeMs > LOCK_STALE_MS) {
-        fs.rmSync(lockFile, { force: true });
-        continue;
-      }
-    } catch {
-      continue;
-    }
-    if (!announced) process.stderr.write(`[mailroom] Another process is building the Temporal server (lock ${lockFile}); waiting...\n`);
-    announced = true;
-    sleepSync(2000);
+    fs.rmSync(staging, { recursive: true, force: true });
+    if (!fs.existsSync(paths.schemaDir)) throw err; // else another process copied it first
   }
 }
 
@@ -79,36 +55,18 @@ function acquireLock(lockFile, done) {
  */
 function ensureTemporalServer() {
   const paths = temporalServerPaths();
-  if (complete(paths)) return paths;
-  fs.mkdirSync(path.dirname(paths.dir), { recursive: true });
-  const release = acquireLock(path.join(path.dirname(paths.dir), `.temporal-server-${TEMPORAL_SERVER_VERSION}.lock`), () => complete(paths));
-  if (!release) return paths;
-  const staging = fs.mkdtempSync(path.join(path.dirname(paths.dir), '.build-server-'));
-  try {
-    if (complete(paths)) return paths;
-    const modules = [`go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}`, `go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`];
-    process.stderr.write(`[mailroom] Building the Temporal server ${TEMPORAL_SERVER_VERSION} (go install ${modules.join(' ')}); this takes many minutes once.\n`);
-    let status = 1;
-    for (let attempt = 1; attempt <= BUILD_ATTEMPTS && status !== 0; attempt++) {
-      // Output goes to our stderr: a long build shows its progress.
-      status = spawnSync('go', ['install', ...modules], { cwd: os.tmpdir(), env: { ...process.env, GOBIN: staging }, stdio: ['ignore', 2, 2] }).status ?? 1;
-    }
-    if (status !== 0) {
-      throw new Error(`Building the Temporal server failed. To build it by hand:\n  cd /tmp && GOBIN=${paths.dir} go install ${modules.join(' ')}`);
-    }
-    const modCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
-    const schemaSource = path.join(modCache, `go.temporal.io/server@${TEMPORAL_SERVER_VERSION}`, 'schema', 'postgresql', 'v12');
-    fs.cpSync(schemaSource, path.join(staging, 'schema-postgresql-v12'), { recursive: true });
-    fs.renameSync(path.join(staging, 'server'), path.join(staging, 'temporal-server'));
-    fs.renameSync(path.join(staging, 'sql'), path.join(staging, 'temporal-sql-tool'));
-    fs.rmSync(paths.dir, { recursive: true, force: true });
-    fs.renameSync(staging, paths.dir);
-    fs.chmodSync(paths.dir, 0o755);
-    return paths;
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-    release();
-  }
+  ensureGoBinary({
+    binary: paths.server,
+    target: `${SERVER_MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`,
+    label: `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
+  });
+  ensureGoBinary({
+    binary: paths.sqlTool,
+    target: `${SERVER_MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`,
+    label: `the Temporal SQL tool ${TEMPORAL_SERVER_VERSION}`,
+  });
+  ensureSchemaFiles(paths);
+  return paths;
 }
 
 module.exports = { ensureTemporalServer, temporalServerPaths, TEMPORAL_SERVER_VERSION };
