@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { AppContext } from '../state';
 import { ApiError, badRequest } from './errors';
+import { contentEncodings, decodedBodyStream } from './bodyDecoding';
 
 /** Room for the multipart framing and a few small fields around the file, in a Content-Length check. */
 const FORM_OVERHEAD_BYTES = 1024 * 1024;
@@ -19,8 +20,10 @@ export interface MultipartFileOptions {
  * buffered whole or written to disk, and the request is read only as fast as `consume` reads the
  * file (so a slow consumer holds the client back rather than filling memory). A file growing past
  * `maxBytes` fails `consume`'s stream with `tooLarge()`; a request whose Content-Length already
- * says so is refused before it is read. Whatever fails, the rest of the request is read and
- * dropped, so the client gets the answer instead of a reset connection.
+ * says so is refused before it is read. A body sent with a Content-Encoding (gzip, deflate, br)
+ * is decoded on the way in, under the same limit after decoding (bodyDecoding). Whatever fails,
+ * the rest of the request is read and dropped, so the client gets the answer instead of a reset
+ * connection.
  */
 export async function consumeMultipartFile<T>(
   ctx: AppContext,
@@ -35,6 +38,13 @@ export async function consumeMultipartFile<T>(
   if (Number(req.headers['content-length'] ?? 0) > options.maxBytes + FORM_OVERHEAD_BYTES) {
     drain();
     throw options.tooLarge();
+  }
+  let body: Readable = req;
+  try {
+    if (contentEncodings(req).length) body = decodedBodyStream(req, options.maxBytes + FORM_OVERHEAD_BYTES);
+  } catch (err) {
+    drain();
+    throw err;
   }
   let form: busboy.Busboy;
   try {
@@ -64,7 +74,9 @@ export async function consumeMultipartFile<T>(
       req.once('close', () => {
         if (!req.complete) form.destroy(new Error('The upload was interrupted'));
       });
-      req.pipe(form);
+      // The decoder's own failures (bytes that do not decode: 400, too much after decoding: 413).
+      if (body !== req) body.once('error', reject);
+      body.pipe(form);
     });
   } catch (err) {
     drain();

@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
@@ -133,6 +134,47 @@ describe('streamed CSV import', () => {
     const header = await importCsv('e\u0000m\u0000a\u0000i\u0000l\u0000\nx@example.com\n');
     expect(header.status).toBe(400);
     expect(header.body.error.message).toMatch(/NUL/);
+    expect(await storedCounts()).toEqual(before);
+  });
+});
+
+describe('encoded uploads (Content-Encoding)', () => {
+  /** The multipart body a browser would send for `csv`, then encoded as `encode` says. */
+  async function encodedUpload(csv: string | Buffer, encoding: string, encode: (raw: Buffer) => Buffer) {
+    const form = new FormData();
+    form.append('file', new Blob([typeof csv === 'string' ? Buffer.from(csv) : csv], { type: 'text/csv' }), 'contacts.csv');
+    const framed = new Request('http://mailroom.test/', { method: 'POST', body: form });
+    const raw = Buffer.from(await framed.arrayBuffer());
+    const res = await fetch(stack.http.baseUrl + '/contacts/import', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${project.secretKey}`, 'Content-Type': framed.headers.get('content-type')!, 'Content-Encoding': encoding },
+      body: encode(raw),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  it('decodes gzip, deflate and br uploads and imports them', async () => {
+    for (const [encoding, encode] of [
+      ['gzip', zlib.gzipSync],
+      ['deflate', zlib.deflateSync],
+      ['br', zlib.brotliCompressSync],
+    ] as const) {
+      const csv = `email,plan\n${encoding}-1@example.com,pro\n${encoding}-2@example.com,free\n`;
+      const res = await encodedUpload(csv, encoding, (raw) => encode(raw));
+      expect({ encoding, status: res.status, total: res.body.total }).toEqual({ encoding, status: 202, total: 2 });
+      expect(await finishedJob(res.body.jobId)).toMatchObject({ status: 'COMPLETED', succeeded: 2, failed: 0 });
+    }
+  });
+
+  it('refuses bytes that do not decode (400), a bomb past the limit after decoding (413) and an unknown encoding (415), storing nothing', async () => {
+    const before = await storedCounts();
+    const corrupt = await encodedUpload('email\na@example.com\n', 'gzip', (raw) => raw);
+    expect(corrupt.status).toBe(400);
+    // 50 MB of rows that gzip to well under 1 MB on the wire.
+    const bomb = await encodedUpload(Buffer.concat([Buffer.from('email\n'), Buffer.alloc(50 * 1024 * 1024, 'a@example.com\n')]), 'gzip', (raw) => zlib.gzipSync(raw));
+    expect(bomb.status).toBe(413);
+    const unknown = await encodedUpload('email\na@example.com\n', 'compress', (raw) => raw);
+    expect(unknown.status).toBe(415);
     expect(await storedCounts()).toEqual(before);
   });
 });
