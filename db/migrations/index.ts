@@ -6,6 +6,7 @@ import { Migration20261123020000AccountSecurity } from './Migration2026112302000
 import { Migration20261123030000RateLimitSeconds } from './Migration20261123030000RateLimitSeconds';
 import { Migration20261123060000Domains } from './Migration20261123060000Domains';
 import { Migration20261123040000StreamedUploads } from './Migration20261123040000StreamedUploads';
+import { Migration20261123070000SendPipeline } from './Migration20261123070000SendPipeline';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -17,4 +18,5 @@ export const migrationsList = [
   { name: 'Migration20261123030000RateLimitSeconds', class: Migration20261123030000RateLimitSeconds },
   { name: 'Migration20261123060000Domains', class: Migration20261123060000Domains },
   { name: 'Migration20261123040000StreamedUploads', class: Migration20261123040000StreamedUploads },
+  { name: 'Migration20261123070000SendPipeline', class: Migration20261123070000SendPipeline },
 ];

@@ -6,9 +6,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * column is either listed here or deliberately kept.
  */
 // Order matters only for readability: every reference cascades.
-export const projectDataTables = ['events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
-// Sender domains are set-up, like keys: a reset does not make the owner redo their DNS records.
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains'] as const;
+export const projectDataTables = ['emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
+// Sender domains and templates are set-up, like keys: a reset does not make the owner redo their
+// DNS records or rewrite their templates.
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */
