@@ -3,6 +3,7 @@ import { createAccountEmailActivities } from './accountEmailActivities';
 import { createCleanupActivities } from './cleanupActivities';
 import { createContactJobActivities } from './contactJobActivities';
 import { createDomainActivities } from './domainActivities';
+import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCleanupActivities(deps),
     ...createContactJobActivities(deps),
     ...createDomainActivities(deps),
+    ...createEmailDeliveryActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -4,7 +4,8 @@ import { requestId } from './middleware/requestId';
 import { requestLog } from './middleware/requestLog';
 import { errorHandler } from './middleware/errorHandler';
 import { rejectNulCharacters } from './middleware/rejectNulCharacters';
-import { jsonBody } from './middleware/jsonBody';
+import { jsonBody, JSON_BODY_LIMIT_BYTES } from './middleware/jsonBody';
+import { sendRoutes } from './routes/sendRoutes';
 import { healthRoutes } from './routes/healthRoutes';
 import { configRoutes } from './routes/configRoutes';
 import { authRoutes } from './routes/authRoutes';
@@ -26,7 +27,9 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(rejectNulCharacters());
-  app.use(jsonBody());
+  // A send carries its attachments as base64 (4/3 of their size) beside the rest of the message.
+  const sendBodyLimit = Math.ceil((deps.config.attachmentsMaxBytes * 4) / 3) + 6 * 1024 * 1024;
+  app.use(jsonBody({ limitBytes: (ctx) => (ctx.path === '/v1/send' ? sendBodyLimit : JSON_BODY_LIMIT_BYTES) }));
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();
     await next();
@@ -40,6 +43,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     projectRoutes(deps),
     outboxRoutes(deps),
     trackRoutes(deps),
+    sendRoutes(deps),
     eventRoutes(deps),
     domainRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.

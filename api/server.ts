@@ -9,6 +9,7 @@ import { createApp } from './app';
 import { trackConnections } from './httpDrain';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
+import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 
 export interface RunningApi {
@@ -30,7 +31,11 @@ export async function startApiServer(
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm) });
+  const deliveries = new DeliveryScheduler(
+    { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
+    { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
+  );
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

@@ -57,7 +57,32 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  ATTACHMENTS_MAX_BYTES: z.coerce.number().int().min(0).max(30 * 1024 * 1024).default(10 * 1024 * 1024),
+  DELIVERY_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(100),
+  DELIVERY_RETRY_DELAYS: z
+    .string()
+    .default('1m,5m,15m,1h,3h,6h,12h,24h,24h')
+    .transform((value, ctx) => {
+      const delays = parseDelayList(value);
+      if (delays) return delays;
+      ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of durations such as 30s,5m,1h' });
+      return z.NEVER;
+    }),
+  TRACK_OPENS: booleanFromEnv.default('true'),
+  TRACK_CLICKS: booleanFromEnv.default('true'),
 });
+
+/** `30s,5m,1h,2d` → seconds; null when any item is not a duration. */
+function parseDelayList(value: string): number[] | null {
+  const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+  const out: number[] = [];
+  for (const item of value.split(',').map((v) => v.trim()).filter(Boolean)) {
+    const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(item);
+    if (!match) return null;
+    out.push(Number(match[1]) * units[match[2]]);
+  }
+  return out.length ? out : null;
+}
 
 export interface Config {
   port: number;
@@ -94,6 +119,14 @@ export interface Config {
   apiShutdownGraceMs: number;
   /** CSV imports one worker process runs at once; more wait in Temporal for a free slot. */
   importConcurrency: number;
+  /** Decoded size of one send's attachments together (contract 9: 10 MB by default). */
+  attachmentsMaxBytes: number;
+  /** Emails one delivery workflow carries; 1 = a `send-<emailId>` workflow per email. */
+  deliveryBatchMax: number;
+  /** Waits (seconds) between delivery attempts after temporary failures; their count is the retry budget. */
+  deliveryRetryDelaysSeconds: number[];
+  trackOpens: boolean;
+  trackClicks: boolean;
 }
 
 /**
@@ -155,6 +188,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
     importConcurrency: e.IMPORT_CONCURRENCY,
+    attachmentsMaxBytes: e.ATTACHMENTS_MAX_BYTES,
+    deliveryBatchMax: e.DELIVERY_BATCH_MAX,
+    deliveryRetryDelaysSeconds: e.DELIVERY_RETRY_DELAYS,
+    trackOpens: e.TRACK_OPENS,
+    trackClicks: e.TRACK_CLICKS,
   };
 }
 

@@ -11,7 +11,8 @@ import type { Logger } from '../lib/logger';
 export interface OutgoingMail {
   /** The project the mail belongs to; null for Mailroom's own account mail. */
   projectId: string | null;
-  from: string;
+  /** An address, or a display name and address (nodemailer encodes the name). */
+  from: string | { name: string; address: string };
   to: string[];
   replyTo?: string;
   subject: string;
@@ -116,7 +117,7 @@ export function createOutboxTransport(orm: Orm, logger: Logger): MailTransport {
       const row = em.create(OutboxMessageSchema, {
         projectId: mail.projectId,
         messageId: info.messageId ?? mail.messageId,
-        from: mail.from,
+        from: typeof mail.from === 'string' ? mail.from : `${mail.from.name} <${mail.from.address}>`,
         to: mail.to,
         subject: mail.subject,
         raw,

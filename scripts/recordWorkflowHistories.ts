@@ -15,7 +15,10 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { domainRecheckScheduleId, hourlyCleanupScheduleId } from '../worker/schedules';
+import { deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId } from '../worker/schedules';
+import { startTestDnsServer } from '../test/support/dnsServer';
+import { startSmtpServer } from '../test/support/smtpServer';
+import { projectWithVerifiedDomain } from '../test/support/sendingProject';
 import { importContactsWorkflow } from '../workflows';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
@@ -23,7 +26,9 @@ const outDir = path.resolve(__dirname, '../test/replay/histories');
 
 async function main() {
   await globalSetup();
-  const stack = await startTestStack();
+  const dns = await startTestDnsServer();
+  const smtp = await startSmtpServer({ rejectRecipients: ['refused@example.org'] });
+  const stack = await startTestStack({ env: { DNS_SERVERS: dns.address, SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s' } });
   const saved: string[] = [];
   async function save(name: string, workflowId: string) {
     const handle = stack.temporal.workflow.getHandle(workflowId);
@@ -90,8 +95,36 @@ async function main() {
     await save('hourlyCleanupWorkflow-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
     await save('domainRecheckWorkflow-completed', await triggerSchedule(domainRecheckScheduleId(stack.config.temporalTaskQueue)));
     await signUp(stack.http);
+
+    // Transactional delivery: sent at once, sent after a temporary failure, refused for good,
+    // and given up after the retries.
+    const sender = await projectWithVerifiedDomain(stack, dns);
+    const sendTo = async (to: string) => {
+      const res = await stack.http.post('/v1/send', { to, from: `hi@${sender.domain}`, subject: 'Hi', body: '<p>Hi</p>' }, { key: sender.project.secretKey });
+      if (res.status !== 200) throw new Error(`send answered ${res.status}: ${res.text}`);
+      return `send-${res.body.data.emails[0].email}`;
+    };
+    await save('emailDeliveryWorkflow-sent', await sendTo('ok@example.org'));
+    smtp.failTemporarily('later@example.org', 1);
+    await save('emailDeliveryWorkflow-retried', await sendTo('later@example.org'));
+    await save('emailDeliveryWorkflow-refused', await sendTo('refused@example.org'));
+    smtp.failTemporarily('never@example.org', 10);
+    await save('emailDeliveryWorkflow-gave-up', await sendTo('never@example.org'));
+
+    // The sweep starts the delivery of mail an API process recorded but never scheduled.
+    const stranded = await stack.http.post('/contacts', { email: 'stranded@example.org' }, { key: sender.project.secretKey });
+    const [row] = await stack.orm.em.fork().execute(
+      `insert into emails (id, project_id, contact_id, source, type, subject, from_address, to_address, html, text, status, message_id, delivery_workflow_id, created_at)
+       values (gen_random_uuid(), ?, ?, 'TRANSACTIONAL', 'TRANSACTIONAL', 'Late', ?, 'stranded@example.org', '<p>x</p>', 'x', 'QUEUED', 'm', null, now() - interval '3 minutes') returning id`,
+      [sender.project.id, stranded.body.id, `hi@${sender.domain}`],
+    );
+    const sweepRun = await triggerSchedule(deliverySweepScheduleId(stack.config.temporalTaskQueue));
+    await save('emailDeliverySweepWorkflow-started', sweepRun);
+    await save('emailDeliveryWorkflow-swept', `send-${row.id}`);
   } finally {
     await stack.stop();
+    await smtp.close();
+    await dns.close();
     await globalTeardown();
   }
   console.log(saved.length ? `recorded:\n${saved.join('\n')}` : 'nothing new to record');

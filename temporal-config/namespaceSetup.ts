@@ -26,8 +26,14 @@ export interface NamespaceSetupOptions {
   logger: Logger;
 }
 
-/** temporal.api.enums.v1.IndexedValueType: the only type Mailroom's attributes use. */
-const INDEXED_VALUE_TYPE_KEYWORD = 2;
+/** temporal.api.enums.v1.IndexedValueType of the types Mailroom's attributes use. */
+const INDEXED_VALUE_TYPES: Record<string, number> = { KEYWORD: 2, KEYWORD_LIST: 7 };
+/** How the CLI and Temporal Cloud spell those types. */
+const TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+
+const attributeType = (name: string) => mailroomSearchAttributes.find((key) => key.name === name)?.type ?? 'KEYWORD';
+const indexedValueType = (name: string) => INDEXED_VALUE_TYPES[attributeType(name)];
+const typeName = (name: string) => TYPE_NAMES[attributeType(name)];
 const ALREADY_EXISTS = 6;
 /** Each call's deadline: a connection to an unreachable Temporal otherwise waits indefinitely. */
 const CALL_TIMEOUT_MS = 5000;
@@ -45,18 +51,18 @@ function createNamespaceCommand(namespace: string, retentionDays: number): strin
 }
 
 export function createSearchAttributeCommands(namespace: string, names: string[]): string[] {
-  return names.map((name) => `temporal operator search-attribute create --namespace ${namespace} --name ${name} --type Keyword`);
+  return names.map((name) => `temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${typeName(name)}`);
 }
 
 /** The operator's instructions when the server would not let us register the attributes ourselves. */
 export function missingSearchAttributesMessage(namespace: string, missing: string[], reason: string): string {
   return (
-    `Temporal namespace "${namespace}" lacks the search attributes ${missing.join(', ')} (all of type Keyword) that Mailroom's workflows carry, ` +
+    `Temporal namespace "${namespace}" lacks the search attributes ${missing.map((name) => `${name} (${typeName(name)})`).join(', ')} that Mailroom's workflows carry, ` +
     `and the server refused to register them (${reason}). Create them once, then start Mailroom again:\n` +
     createSearchAttributeCommands(namespace, missing).map((c) => `  ${c}`).join('\n') +
     `\nOn Temporal Cloud: ` +
-    missing.map((name) => `tcld namespace search-attributes add --namespace ${namespace} --search-attribute "${name}=Keyword"`).join(' ; ') +
-    `, or in the Cloud UI: Namespaces > ${namespace} > Edit > Custom Search Attributes > Add, type Keyword.`
+    missing.map((name) => `tcld namespace search-attributes add --namespace ${namespace} --search-attribute "${name}=${typeName(name)}"`).join(' ; ') +
+    `, or in the Cloud UI: Namespaces > ${namespace} > Edit > Custom Search Attributes > Add, with the types above.`
   );
 }
 
@@ -122,10 +128,10 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
     logger.warn({ event: 'temporal.search_attributes_unchecked', namespace, error: temporalErrorReason(err) }, 'could not list the namespace\'s search attributes; assuming they exist');
     return;
   }
-  const wrongType = wanted.filter((name) => name in existing && existing[name] !== INDEXED_VALUE_TYPE_KEYWORD);
+  const wrongType = wanted.filter((name) => name in existing && existing[name] !== indexedValueType(name));
   if (wrongType.length > 0) {
     throw new TemporalSetupError(
-      `Temporal namespace "${namespace}" has the search attributes ${wrongType.join(', ')} with a type other than Keyword; Mailroom needs them as Keyword. ` +
+      `Temporal namespace "${namespace}" has the search attributes ${wrongType.join(', ')} with another type than Mailroom needs (${wrongType.map((name) => `${name}: ${typeName(name)}`).join(', ')}). ` +
         `Remove them (temporal operator search-attribute remove --namespace ${namespace} --name <name>) and start Mailroom again to have them registered.`,
     );
   }
@@ -135,7 +141,7 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
     await bounded(services, () =>
       services.operatorService.addSearchAttributes({
         namespace,
-        searchAttributes: Object.fromEntries(missing.map((name) => [name, INDEXED_VALUE_TYPE_KEYWORD])),
+        searchAttributes: Object.fromEntries(missing.map((name) => [name, indexedValueType(name)])),
       }),
     );
   } catch (err) {

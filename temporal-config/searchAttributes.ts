@@ -10,9 +10,14 @@ export const ProjectIdSearchAttribute = defineSearchAttributeKey('ProjectId', 'K
 export const ContactIdSearchAttribute = defineSearchAttributeKey('ContactId', 'KEYWORD');
 export const CampaignIdSearchAttribute = defineSearchAttributeKey('CampaignId', 'KEYWORD');
 
-export const mailroomSearchAttributes = [ProjectIdSearchAttribute, ContactIdSearchAttribute, CampaignIdSearchAttribute];
+/** The emails a delivery workflow carries, so an operator finds any email's delivery by its id. */
+export const EmailIdsSearchAttribute = defineSearchAttributeKey('EmailIds', 'KEYWORD_LIST');
+
+export const mailroomSearchAttributes = [ProjectIdSearchAttribute, ContactIdSearchAttribute, CampaignIdSearchAttribute, EmailIdsSearchAttribute];
+
+const DEV_SERVER_TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
 
 /** `--search-attribute Name=Keyword` arguments for `temporal server start-dev`. */
 export function devServerSearchAttributeArgs(): string[] {
-  return mailroomSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]);
+  return mailroomSearchAttributes.flatMap((key) => ['--search-attribute', `${key.name}=${DEV_SERVER_TYPE_NAMES[key.type]}`]);
 }

@@ -7,3 +7,11 @@
 export function importTaskQueue(taskQueue: string): string {
   return `${taskQueue}-imports`;
 }
+
+/**
+ * Transactional delivery runs on a task queue of its own with its own worker slots, so mail
+ * accepted by /v1/send is never queued behind campaign or import work on the main queue.
+ */
+export function deliveryTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-delivery`;
+}

@@ -3,7 +3,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
-import { importTaskQueue } from '../temporal-config/taskQueues';
+import { deliveryTaskQueue, importTaskQueue } from '../temporal-config/taskQueues';
 import { temporalConnectionOptions } from '../temporal-config/connectionOptions';
 
 const workflowsPath = require.resolve('../workflows');
@@ -25,12 +25,23 @@ export interface CreateWorkerOptions extends ActivityDeps {
   workflowBundle?: WorkflowBundleOption;
 }
 
+export interface MailroomWorkers {
+  worker: Worker;
+  importWorker: Worker;
+  deliveryWorker: Worker;
+  /** All of the above: run them all. */
+  all: Worker[];
+  connection: NativeConnection;
+}
+
 /**
- * The worker of the main task queue (every workflow and activity) and the import worker: an
+ * The worker of the main task queue (every workflow and activity); the import worker, an
  * activity-only worker on the import task queue that runs at most IMPORT_CONCURRENCY CSV imports
- * at once, so memory and database load stay bounded however many are queued. Run both.
+ * at once, so memory and database load stay bounded however many are queued; and the delivery
+ * worker on the delivery task queue, whose own slots keep transactional mail moving whatever
+ * the main queue is busy with. Run all three.
  */
-export async function createWorker(options: CreateWorkerOptions): Promise<{ worker: Worker; importWorker: Worker; connection: NativeConnection }> {
+export async function createWorker(options: CreateWorkerOptions): Promise<MailroomWorkers> {
   const { config } = options;
   const connection = options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
   const bundle = options.workflowBundle ?? (process.env.MAILROOM_WORKFLOW_BUNDLE ? { codePath: process.env.MAILROOM_WORKFLOW_BUNDLE } : undefined);
@@ -60,7 +71,25 @@ export async function createWorker(options: CreateWorkerOptions): Promise<{ work
     maxConcurrentActivityTaskExecutions: config.importConcurrency,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  return { worker, importWorker, connection };
+  const deliveryWorker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: deliveryTaskQueue(config.temporalTaskQueue),
+    ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
+    activities: {
+      deliverEmails: activities.deliverEmails,
+      failUndeliveredEmails: activities.failUndeliveredEmails,
+    },
+    interceptors: {
+      ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),
+      activity: [activityFailureLogging(options.logger)],
+    },
+    maxConcurrentActivityTaskExecutions: 20,
+    maxConcurrentWorkflowTaskExecutions: 20,
+    maxCachedWorkflows: 500,
+    shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+  });
+  return { worker, importWorker, deliveryWorker, all: [worker, importWorker, deliveryWorker], connection };
 }
 
 export function describeConfig(config: Config) {

@@ -71,11 +71,11 @@ async function main() {
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const { worker, importWorker } = await createWorker({ config, orm, mail, logger, connection, eventTriggers: createEventTriggers(logger) });
+  const { worker, all: workers } = await createWorker({ config, orm, mail, logger, connection, eventTriggers: createEventTriggers(logger) });
   health?.attach(worker, connection);
 
   logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
-  await Promise.all([worker.run(), importWorker.run()]);
+  await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();
   await mail.close();

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { domainRecheckWorkflow, hourlyCleanupWorkflow } from '../workflows';
+import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
@@ -8,6 +8,10 @@ export function hourlyCleanupScheduleId(taskQueue: string): string {
 
 export function domainRecheckScheduleId(taskQueue: string): string {
   return `${taskQueue}-domain-recheck`;
+}
+
+export function deliverySweepScheduleId(taskQueue: string): string {
+  return `${taskQueue}-delivery-sweep`;
 }
 
 /** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
@@ -40,6 +44,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         workflowExecutionTimeout: '15 minutes',
       },
       // A missed run is not worth catching up on: the next one checks everything anyway.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+    {
+      // Accepted mail whose delivery never started (an API process died in between) leaves
+      // within about three minutes of acceptance.
+      scheduleId: deliverySweepScheduleId(taskQueue),
+      spec: { intervals: [{ every: '1 minute' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: emailDeliverySweepWorkflow,
+        workflowId: `${taskQueue}-delivery-sweep-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '5 minutes',
+      },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     },
   ];

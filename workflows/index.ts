@@ -3,3 +3,5 @@ export { accountEmailRequestWorkflow, accountEmailWorkflow } from './accountEmai
 export { hourlyCleanupWorkflow } from './hourlyCleanupWorkflow';
 export { importContactsWorkflow, bulkContactsWorkflow } from './contactJobWorkflows';
 export { domainRecheckWorkflow } from './domainRecheckWorkflow';
+export { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
+export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';

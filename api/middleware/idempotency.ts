@@ -13,7 +13,7 @@ const validKey = /^[\x20-\x7e]{1,255}$/;
 export function idempotency(ttlHours: number): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
-    if (!ctx.headers['idempotency-key']) return next();
+    if (ctx.headers['idempotency-key'] === undefined) return next();
     if (!validKey.test(key)) {
       throw badRequest('Idempotency-Key must be 1-255 printable ASCII characters', {
         errors: [{ field: 'Idempotency-Key', message: 'Must be 1-255 printable ASCII characters', code: 'invalid_string' }],

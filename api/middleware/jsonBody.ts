@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ApiError, invalidJson } from '../http/errors';
 import { contentEncodings, readDecodedBody } from '../http/bodyDecoding';
 import { findJsonProblem, jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/untrustedJson';
@@ -20,9 +20,10 @@ const STRICT_JSON_START = /^[\x20\x09\x0a\x0d]*[[{]/;
  * Bodies of other types are left unread for the routes that take them (the CSV upload), but an
  * unsupported Content-Encoding is refused (415) whatever the type.
  */
-export function jsonBody(options: { limitBytes?: number } = {}): Middleware {
-  const limitBytes = options.limitBytes ?? JSON_BODY_LIMIT_BYTES;
+export function jsonBody(options: { limitBytes?: number | ((ctx: Context) => number) } = {}): Middleware {
+  const limitOf = typeof options.limitBytes === 'function' ? options.limitBytes : () => (options.limitBytes as number | undefined) ?? JSON_BODY_LIMIT_BYTES;
   return async (ctx, next) => {
+    const limitBytes = limitOf(ctx);
     if (!PARSED_METHODS.has(ctx.method) || (!ctx.request.length && !ctx.get('Transfer-Encoding'))) return next();
     contentEncodings(ctx.req);
     if (!ctx.is('application/json', 'application/*+json')) return next();

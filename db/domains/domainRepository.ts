@@ -170,6 +170,22 @@ export const domainRepository = {
     return rows.length ? toDomain(rows[0]) : null;
   },
 
+  /**
+   * The domain whose key signs mail from `fromAddress` at delivery time. The address was checked
+   * against verified domains when the mail was accepted; a domain whose record went missing since
+   * (a DNS blip) still signs its mail rather than failing it, so any status will do here.
+   */
+  async findSigningDomain(em: EntityManager, projectId: string, fromAddress: string): Promise<DomainRow | null> {
+    const candidates = senderDomainCandidates(fromAddress);
+    if (!candidates.length) return null;
+    const rows = await em.execute(
+      `select * from domains where project_id = ? and domain = any(?::text[])
+       order by (status = 'VERIFIED') desc, length(domain) desc limit 1`,
+      [projectId, `{${candidates.join(',')}}`],
+    );
+    return rows.length ? toDomain(rows[0]) : null;
+  },
+
   /** The domain's DKIM key, opened with SECRET, in the shape of nodemailer's `dkim` option. */
   dkimSigningKey(secret: string, domain: DomainRow): DkimSigningKey {
     return {

@@ -13,6 +13,10 @@ export interface TestSmtpServer {
   messages: ReceivedMail[];
   /** Resolves with the first message (already received or arriving within the timeout) that matches. */
   waitFor(match: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
+  /** The next `times` deliveries to `address` get a temporary 451 at RCPT TO. */
+  failTemporarily(address: string, times: number): void;
+  /** While true, every recipient gets a temporary 451 (a relay that is down for maintenance). */
+  refuseAll(refuse: boolean): void;
   close(): Promise<void>;
 }
 
@@ -23,11 +27,20 @@ export interface TestSmtpServer {
 export async function startSmtpServer(options: { rejectRecipients?: string[] } = {}): Promise<TestSmtpServer> {
   const messages: ReceivedMail[] = [];
   const waiters: Array<() => void> = [];
+  const temporaryFailures = new Map<string, number>();
+  let refusingAll = false;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onRcptTo(address, _session, callback) {
+      const left = temporaryFailures.get(address.address.toLowerCase()) ?? 0;
+      if (refusingAll || left > 0) {
+        if (left > 0) temporaryFailures.set(address.address.toLowerCase(), left - 1);
+        const err = new Error('Try again later') as Error & { responseCode: number };
+        err.responseCode = 451;
+        return callback(err);
+      }
       if (options.rejectRecipients?.includes(address.address.toLowerCase())) {
         const err = new Error('Mailbox unavailable') as Error & { responseCode: number };
         err.responseCode = 550;
@@ -64,6 +77,12 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
         };
         check();
       });
+    },
+    failTemporarily(address, times) {
+      temporaryFailures.set(address.toLowerCase(), times);
+    },
+    refuseAll(refuse) {
+      refusingAll = refuse;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

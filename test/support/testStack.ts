@@ -88,8 +88,7 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
   let workers: Worker[] = [];
   let running: Promise<unknown> | undefined;
   if (options.worker !== false) {
-    const { worker, importWorker } = await createWorker({ config, orm, mail, logger, eventTriggers });
-    workers = [worker, importWorker];
+    workers = (await createWorker({ config, orm, mail, logger, eventTriggers })).all;
     running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }

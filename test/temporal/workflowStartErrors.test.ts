@@ -26,8 +26,9 @@ describe('a workflow start Temporal refuses for good', () => {
 
 describe('when the server will not let Mailroom register its search attributes (Temporal Cloud)', () => {
   it('the start-up message names the namespace, each missing attribute and how to create it', () => {
-    const message = missingSearchAttributesMessage('acme.a1b2c', ['ProjectId', 'CampaignId'], 'PERMISSION_DENIED: Request unauthorized');
-    expect(message).toContain('Temporal namespace "acme.a1b2c" lacks the search attributes ProjectId, CampaignId');
+    const message = missingSearchAttributesMessage('acme.a1b2c', ['ProjectId', 'CampaignId', 'EmailIds'], 'PERMISSION_DENIED: Request unauthorized');
+    expect(message).toContain('Temporal namespace "acme.a1b2c" lacks the search attributes ProjectId (Keyword), CampaignId (Keyword), EmailIds (KeywordList)');
+    expect(message).toContain('temporal operator search-attribute create --namespace acme.a1b2c --name EmailIds --type KeywordList');
     expect(message).toContain('temporal operator search-attribute create --namespace acme.a1b2c --name ProjectId --type Keyword');
     expect(message).toContain('temporal operator search-attribute create --namespace acme.a1b2c --name CampaignId --type Keyword');
     expect(message).toContain('tcld namespace search-attributes add --namespace acme.a1b2c --search-attribute "ProjectId=Keyword"');

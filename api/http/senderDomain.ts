@@ -1,0 +1,13 @@
+import { ApiError } from './errors';
+
+/**
+ * The sender-domain rule's refusal (contract sections 2 and 8): 403 with the code
+ * INTERNAL_SERVER_ERROR, a quirk the specification keeps, and a message naming the domain.
+ */
+export function unverifiedSenderDomain(fromAddress: string): ApiError {
+  const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1).toLowerCase();
+  return new ApiError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
+    details: { domain },
+    suggestion: `Add ${domain} with POST /domains, publish its DNS records and verify it with GET /domains/:id/verify`,
+  });
+}

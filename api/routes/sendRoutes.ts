@@ -1,0 +1,177 @@
+import crypto from 'node:crypto';
+import Router from '@koa/router';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { parseBody } from '../http/validation';
+import { notFound, validationFailed, type FieldError } from '../http/errors';
+import { keyAuthenticated } from '../auth/apiKey';
+import { idempotency } from '../middleware/idempotency';
+import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
+import { splitDataChanges } from '../../db/contacts/contactDataRules';
+import type { RecordedEvent } from '../../db/contacts/contactRepository';
+import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
+import { domainRepository } from '../../db/domains/domainRepository';
+import { templateRepository } from '../../db/templates/templateRepository';
+import { unverifiedSenderDomain } from '../http/senderDomain';
+import { checkTemplate, renderEmail, templateVariables, type TemplateType } from '../../mail/rendering/renderEmail';
+import { emailLinks } from '../../mail/links/signedLinks';
+import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
+
+interface Recipient {
+  email: string;
+  name: string | null;
+}
+
+/** What every recipient of one send gets, before personalisation. */
+interface SendPlan {
+  templateId: string | null;
+  type: TemplateType;
+  subject: string;
+  body: string;
+  from: { address: string; name: string | null };
+  replyTo: string | null;
+  senderDomain: string;
+}
+
+/**
+ * POST /v1/send (secret key): validates the whole request before anything is written, then for
+ * each recipient in order upserts the contact under the data rules, renders the message and
+ * records the email; answers once every email is recorded and its delivery durably scheduled
+ * (api/send/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
+ */
+export function sendRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const { config } = deps;
+
+  async function planOf(ctx: AppContext, body: SendBody): Promise<SendPlan> {
+    const projectId = ctx.state.project!.id;
+    const template = body.template ? await templateRepository.findById(ctx.state.em, projectId, body.template) : null;
+    if (body.template && !template) throw notFound('template', body.template);
+
+    const missing: FieldError[] = [];
+    const subject = body.subject ?? template?.subject;
+    const html = body.body ?? template?.body;
+    const fromAddress = typeof body.from === 'string' ? body.from : (body.from?.email ?? template?.from);
+    if (!subject) missing.push({ field: 'subject', message: 'subject is required when no template is given', code: 'invalid_type' });
+    if (!html) missing.push({ field: 'body', message: 'body is required when no template is given', code: 'invalid_type' });
+    if (!fromAddress) missing.push({ field: 'from', message: 'from is required unless the template has one', code: 'invalid_type' });
+    if (missing.length) throw validationFailed(missing);
+
+    const problems = checkTemplate({ subject: subject!, body: html! });
+    if (problems.length) throw validationFailed(problems.map((p) => ({ field: body.template && !body[p.field] ? 'template' : p.field, message: p.message, code: 'custom' })));
+
+    const domain = await domainRepository.findVerifiedSenderDomain(ctx.state.em, projectId, fromAddress!);
+    if (!domain) throw unverifiedSenderDomain(fromAddress!);
+
+    // An explicit from name wins; the deprecated `name` is the fallback for a bare address.
+    const fromName = (typeof body.from === 'object' ? body.from.name : undefined) || body.name || (body.from ? undefined : template?.fromName) || null;
+    return {
+      templateId: template?.id ?? null,
+      type: template?.type ?? 'TRANSACTIONAL',
+      subject: subject!,
+      body: html!,
+      from: { address: fromAddress!.toLowerCase(), name: fromName },
+      replyTo: body.reply ?? template?.replyTo ?? null,
+      senderDomain: domain.domain,
+    };
+  }
+
+  function decodeAttachments(body: SendBody): EmailAttachment[] {
+    const items = body.attachments ?? [];
+    const total = items.reduce((sum, a) => sum + (decodedBase64Size(a.content) ?? 0), 0);
+    if (total > config.attachmentsMaxBytes) {
+      throw validationFailed([
+        { field: 'attachments', message: `Attachments may total at most ${config.attachmentsMaxBytes} bytes once decoded (these are ${total})`, code: 'too_big' },
+      ]);
+    }
+    return items.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType ?? null,
+      contentId: a.contentId ?? null,
+      disposition: a.disposition ?? (a.contentId ? 'inline' : 'attachment'),
+      content: Buffer.from(a.content.replace(/[\r\n]/g, ''), 'base64'),
+    }));
+  }
+
+  const send = async (ctx: AppContext) => {
+    const body = parseBody(sendBody, ctx.request.body);
+    const project = ctx.state.project!;
+    const plan = await planOf(ctx, body);
+    const attachments = decodeAttachments(body);
+    const recipients: Recipient[] = (Array.isArray(body.to) ? body.to : [body.to]).map((r) =>
+      typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name || null },
+    );
+    const changes = splitDataChanges(body.data);
+
+    // Contacts first, each under the data rules; new contacts are unsubscribed on this endpoint
+    // unless told otherwise, and an explicit value changes an existing contact (with its event).
+    const upserts = await Promise.all(
+      recipients.map((r) =>
+        deps.contactWrites.write(project.id, { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes }, 'send'),
+      ),
+    );
+    const flips: RecordedEvent[] = upserts.flatMap((u) => u.events);
+    await deps.eventTriggers.afterEventsRecorded(project.id, flips);
+
+    const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
+    const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
+    const requestData = { ...changes.set, ...changes.oneShot };
+
+    const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact }, index) => {
+      const emailId = crypto.randomUUID();
+      const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact.id });
+      const rendered = renderEmail({
+        subject: plan.subject,
+        body: plan.body,
+        type: plan.type,
+        variables: templateVariables(contact, requestData, links),
+        links,
+        tracking: { opens: config.trackOpens, clicks: config.trackClicks },
+      });
+      const refusal = suppressed.has(contact.email)
+        ? 'The address is suppressed after a hard bounce or a complaint'
+        : plan.type === 'MARKETING' && !contact.subscribed
+          ? 'The contact is unsubscribed'
+          : null;
+      return {
+        id: emailId,
+        projectId: project.id,
+        contactId: contact.id,
+        templateId: plan.templateId,
+        source: 'TRANSACTIONAL',
+        type: plan.type,
+        subject: rendered.subject,
+        fromAddress: plan.from.address,
+        fromName: plan.from.name,
+        replyTo: plan.replyTo,
+        toAddress: contact.email,
+        toName: recipients[index].name,
+        html: rendered.html,
+        text: rendered.text,
+        // The caller's headers win over the List-Unsubscribe pair the renderer adds.
+        headers: { ...rendered.headers, ...(body.headers ?? {}) },
+        attachmentSetId,
+        status: refusal ? 'SUPPRESSED' : 'QUEUED',
+        error: refusal,
+        messageId: `<${emailId}@${plan.senderDomain}>`,
+      };
+    });
+
+    try {
+      await deps.deliveries.record(project.id, emails);
+    } catch (err) {
+      if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The email could not be queued for delivery; nothing was sent. Try again shortly.');
+      throw err;
+    }
+    ctx.body = {
+      success: true,
+      data: {
+        emails: emails.map((e, index) => ({ contact: { id: upserts[index].contact.id, email: upserts[index].contact.email }, email: e.id })),
+        timestamp: new Date().toISOString(),
+      },
+    };
+  };
+
+  router.post('/v1/send', ...keyAuthenticated('secret', deps), idempotency(config.idempotencyKeyTtlHours), send);
+  return router;
+}
+

@@ -1,0 +1,152 @@
+import type { Orm } from '../../db/orm';
+import type { Logger } from '../../lib/logger';
+import type { TemporalHandle } from '../../temporal-config/client';
+import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
+import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
+import { emailDeliveryWorkflow } from '../../workflows/emailDeliveryWorkflow';
+import { deliveryTaskQueue } from '../../temporal-config/taskQueues';
+import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
+
+type AcceptedEmail = Omit<NewEmail, 'deliveryWorkflowId'>;
+
+interface PendingSend {
+  projectId: string;
+  emails: AcceptedEmail[];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface DeliveryBatch {
+  projectId: string;
+  workflowId: string;
+  emails: AcceptedEmail[];
+  sends: Set<PendingSend>;
+}
+
+/** The delivery workflow's id: `send-<emailId>` for one email, `deliver-<first emailId>` for a batch (contract 14). */
+export function deliveryWorkflowId(emailIds: string[]): string {
+  return emailIds.length === 1 ? `send-${emailIds[0]}` : `deliver-${emailIds[0]}`;
+}
+
+/**
+ * Records accepted emails and durably schedules their delivery before /v1/send answers
+ * (contract sections 9 and 14). Sends arriving while earlier ones are being recorded wait and
+ * are recorded together: one INSERT for all of them, then one delivery workflow per batch of up
+ * to DELIVERY_BATCH_MAX emails of a project. A Temporal dev server on two cores starts on the
+ * order of a hundred workflows a second, so at 300 sends/s one workflow per email cannot keep
+ * up, while batches form only under load: a lone send still gets its own `send-<emailId>`.
+ *
+ * A send is answered once its rows are committed and every workflow carrying them has started.
+ * When a start fails, the send's emails are withdrawn and the send fails as a whole (503), so
+ * the caller can retry without doubles. A process that dies between the commit and the start
+ * leaves recorded mail that the delivery sweep (emailDeliverySweepWorkflow) starts later.
+ */
+export class DeliveryScheduler {
+  private queue: PendingSend[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly deps: { orm: Orm; temporal: TemporalHandle; logger: Logger; retryDelaysSeconds: number[] },
+    private readonly options: { maxBatch: number; maxInFlight: number },
+  ) {}
+
+  /** Resolves once the emails are recorded and their delivery scheduled. */
+  record(projectId: string, emails: AcceptedEmail[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ projectId, emails, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length) {
+      // Up to a few batches' worth of sends per round: rows of a round share one INSERT.
+      let taken = 0;
+      let count = 0;
+      while (count < this.queue.length && (count === 0 || taken + this.queue[count].emails.length <= this.options.maxBatch * 4)) {
+        taken += this.queue[count].emails.length;
+        count++;
+      }
+      const round = this.queue.splice(0, count);
+      this.inFlight++;
+      void this.flush(round).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /** Cuts a round's queued emails into batches of one project each, in arrival order. */
+  private batches(round: PendingSend[]): DeliveryBatch[] {
+    const open = new Map<string, DeliveryBatch>();
+    const done: DeliveryBatch[] = [];
+    for (const send of round) {
+      for (const email of send.emails) {
+        if (email.status !== 'QUEUED') continue;
+        let batch = open.get(send.projectId);
+        if (!batch) {
+          batch = { projectId: send.projectId, workflowId: '', emails: [], sends: new Set() };
+          open.set(send.projectId, batch);
+          done.push(batch);
+        }
+        batch.emails.push(email);
+        batch.sends.add(send);
+        if (batch.emails.length >= this.options.maxBatch) open.delete(send.projectId);
+      }
+    }
+    for (const batch of done) batch.workflowId = deliveryWorkflowId(batch.emails.map((e) => e.id));
+    return done;
+  }
+
+  private async flush(round: PendingSend[]): Promise<void> {
+    const batches = this.batches(round);
+    const workflowOf = new Map<string, string>();
+    for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
+    try {
+      await emailRepository.insertMany(
+        this.deps.orm.em.fork(),
+        round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
+      );
+    } catch (err) {
+      for (const send of round) send.reject(err);
+      return;
+    }
+
+    const failedSends = new Map<PendingSend, unknown>();
+    await Promise.all(
+      batches.map(async (batch) => {
+        try {
+          await this.start(batch);
+        } catch (err) {
+          this.deps.logger.error({ ...workflowStartLogFields(err), workflowId: batch.workflowId, projectId: batch.projectId }, 'could not start a delivery workflow');
+          for (const send of batch.sends) failedSends.set(send, err);
+        }
+      }),
+    );
+    if (failedSends.size) {
+      const withdrawn = [...failedSends.keys()].flatMap((send) => send.emails.map((e) => e.id));
+      await emailRepository.withdrawUnattempted(this.deps.orm.em.fork(), withdrawn).catch((err) => {
+        // Left recorded: the delivery sweep sends them, although their request failed.
+        this.deps.logger.error({ err, emails: withdrawn.length }, 'could not withdraw emails whose delivery failed to start');
+      });
+    }
+    for (const send of round) {
+      if (failedSends.has(send)) send.reject(failedSends.get(send));
+      else send.resolve();
+    }
+  }
+
+  private async start(batch: DeliveryBatch): Promise<void> {
+    const emailIds = batch.emails.map((e) => e.id);
+    await startWorkflow(this.deps.temporal, emailDeliveryWorkflow, {
+      workflowId: batch.workflowId,
+      taskQueue: deliveryTaskQueue(this.deps.temporal.taskQueue),
+      args: [{ projectId: batch.projectId, emailIds, retryDelaysSeconds: this.deps.retryDelaysSeconds }],
+      typedSearchAttributes: [
+        { key: ProjectIdSearchAttribute, value: batch.projectId },
+        { key: EmailIdsSearchAttribute, value: emailIds },
+        ...(batch.emails.length === 1 ? [{ key: ContactIdSearchAttribute, value: batch.emails[0].contactId }] : []),
+      ],
+    });
+  }
+}

@@ -1,0 +1,330 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RecordedEvent } from '../contacts/contactRepository';
+
+export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'WORKFLOW';
+export type EmailType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+export type EmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'OPENED' | 'CLICKED' | 'BOUNCED' | 'COMPLAINED' | 'FAILED' | 'SUPPRESSED';
+
+/** An email as accepted, before anything was attempted. */
+export interface NewEmail {
+  id: string;
+  projectId: string;
+  contactId: string;
+  templateId: string | null;
+  campaignId?: string | null;
+  workflowExecutionId?: string | null;
+  source: EmailSource;
+  type: EmailType;
+  subject: string;
+  fromAddress: string;
+  fromName: string | null;
+  replyTo: string | null;
+  toAddress: string;
+  toName: string | null;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string> | null;
+  attachmentSetId: string | null;
+  /** QUEUED for delivery, or SUPPRESSED (with `error` saying why) when nothing may be sent. */
+  status: 'QUEUED' | 'SUPPRESSED';
+  error?: string | null;
+  messageId: string;
+  deliveryWorkflowId: string | null;
+}
+
+export interface EmailRow extends Omit<NewEmail, 'status' | 'error'> {
+  status: EmailStatus;
+  error: string | null;
+  providerMessageId: string | null;
+  attempts: number;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+  openedAt: Date | null;
+  clickedAt: Date | null;
+  bouncedAt: Date | null;
+  complainedAt: Date | null;
+  opens: number;
+  clicks: number;
+  createdAt: Date;
+}
+
+export interface EmailAttachment {
+  filename: string;
+  contentType: string | null;
+  contentId: string | null;
+  disposition: 'attachment' | 'inline';
+  content: Buffer;
+}
+
+/** What one delivery attempt decided for one email. */
+export type DeliveryOutcome =
+  | { emailId: string; status: 'SENT'; providerMessageId: string | null }
+  | { emailId: string; status: 'RETRY'; error: string }
+  | { emailId: string; status: 'FAILED'; error: string }
+  | { emailId: string; status: 'SUPPRESSED'; error: string };
+
+const date = (value: unknown) => (value ? new Date(value as string) : null);
+
+export function toEmail(row: Record<string, any>): EmailRow {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    contactId: row.contact_id,
+    templateId: row.template_id,
+    campaignId: row.campaign_id,
+    workflowExecutionId: row.workflow_execution_id,
+    source: row.source,
+    type: row.type,
+    subject: row.subject,
+    fromAddress: row.from_address,
+    fromName: row.from_name,
+    replyTo: row.reply_to,
+    toAddress: row.to_address,
+    toName: row.to_name,
+    html: row.html,
+    text: row.text,
+    headers: typeof row.headers === 'string' ? JSON.parse(row.headers) : (row.headers ?? null),
+    attachmentSetId: row.attachment_set_id,
+    status: row.status,
+    error: row.error,
+    messageId: row.message_id,
+    providerMessageId: row.provider_message_id,
+    attempts: row.attempts,
+    deliveryWorkflowId: row.delivery_workflow_id,
+    sentAt: date(row.sent_at),
+    deliveredAt: date(row.delivered_at),
+    openedAt: date(row.opened_at),
+    clickedAt: date(row.clicked_at),
+    bouncedAt: date(row.bounced_at),
+    complainedAt: date(row.complained_at),
+    opens: row.opens,
+    clicks: row.clicks,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** The email record of contract section 9. */
+export function serializeEmail(email: EmailRow) {
+  return {
+    id: email.id,
+    projectId: email.projectId,
+    contactId: email.contactId,
+    templateId: email.templateId,
+    campaignId: email.campaignId ?? null,
+    workflowExecutionId: email.workflowExecutionId ?? null,
+    source: email.source,
+    subject: email.subject,
+    from: email.fromAddress,
+    to: email.toAddress,
+    status: email.status,
+    messageId: email.messageId,
+    error: email.error,
+    sentAt: email.sentAt,
+    deliveredAt: email.deliveredAt,
+    openedAt: email.openedAt,
+    clickedAt: email.clickedAt,
+    bouncedAt: email.bouncedAt,
+    opens: email.opens,
+    clicks: email.clicks,
+    createdAt: email.createdAt,
+  };
+}
+
+export const emailRepository = {
+  /** Records accepted emails in one statement. */
+  async insertMany(em: EntityManager, emails: NewEmail[]): Promise<void> {
+    if (!emails.length) return;
+    await em.execute(
+      `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         message_id, delivery_workflow_id)
+       select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         message_id, delivery_workflow_id
+       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
+         workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
+         to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
+         message_id text, delivery_workflow_id text)`,
+      [
+        JSON.stringify(
+          emails.map((e) => ({
+            id: e.id,
+            project_id: e.projectId,
+            contact_id: e.contactId,
+            template_id: e.templateId,
+            campaign_id: e.campaignId ?? null,
+            workflow_execution_id: e.workflowExecutionId ?? null,
+            source: e.source,
+            type: e.type,
+            subject: e.subject,
+            from_address: e.fromAddress,
+            from_name: e.fromName,
+            reply_to: e.replyTo,
+            to_address: e.toAddress,
+            to_name: e.toName,
+            html: e.html,
+            text: e.text,
+            headers: e.headers,
+            attachment_set_id: e.attachmentSetId,
+            status: e.status,
+            error: e.error ?? null,
+            message_id: e.messageId,
+            delivery_workflow_id: e.deliveryWorkflowId,
+          })),
+        ),
+      ],
+    );
+  },
+
+  /** Takes back emails whose delivery could not be scheduled (the request then fails as a whole). */
+  async withdrawUnattempted(em: EntityManager, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await em.execute(`delete from emails where id = any(?::uuid[]) and status = 'QUEUED' and attempts = 0`, [`{${ids.join(',')}}`]);
+  },
+
+  async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {
+    const rows = await em.execute(`select * from emails where project_id = ? and id = ?`, [projectId, id]);
+    return rows.length ? toEmail(rows[0]) : null;
+  },
+
+  /**
+   * Stores one send's attachments once for all its recipients; the emails point at the set.
+   * Sets whose emails were never recorded (a request that failed after this) are removed by
+   * the hourly cleanup.
+   */
+  async insertAttachmentSet(em: EntityManager, projectId: string, attachments: EmailAttachment[]): Promise<string> {
+    return em.transactional(async (tx) => {
+      const [set] = await tx.execute(`insert into email_attachment_sets (project_id) values (?) returning id`, [projectId]);
+      for (const [position, a] of attachments.entries()) {
+        await tx.execute(
+          `insert into email_attachments (set_id, position, filename, content_type, content_id, disposition, content) values (?, ?, ?, ?, ?, ?, ?)`,
+          [set.id, position, a.filename, a.contentType, a.contentId, a.disposition, a.content],
+        );
+      }
+      return set.id as string;
+    });
+  },
+
+  async attachments(em: EntityManager, setId: string): Promise<EmailAttachment[]> {
+    const rows = await em.execute(`select * from email_attachments where set_id = ? order by position`, [setId]);
+    return rows.map((r: any) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, disposition: r.disposition, content: r.content }));
+  },
+
+  /** The addresses among `emails` that the project's suppression list holds. */
+  async suppressedAddresses(em: EntityManager, projectId: string, emails: string[]): Promise<Set<string>> {
+    if (!emails.length) return new Set();
+    const rows = await em.execute(`select email from email_suppressions where project_id = ? and email = any(?::text[])`, [
+      projectId,
+      emails,
+    ]);
+    return new Set(rows.map((r: any) => r.email));
+  },
+
+  /**
+   * Takes the emails a delivery attempt may send: QUEUED ones, and SENDING ones this same
+   * activity held before a crash (`owner` is stable across an activity's retries) or whose hold
+   * expired. Everything else (already sent, failed, or held by another live attempt) is left
+   * alone, so a delivery repeated by Temporal never sends an email twice once it is recorded.
+   */
+  async claimForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<EmailRow[]> {
+    if (!ids.length) return [];
+    const rows = await em.execute(
+      `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
+         claimed_until = now() + make_interval(secs => ?), updated_at = now()
+       where id = any(?::uuid[])
+         and (status = 'QUEUED' or (status = 'SENDING' and (claimed_by = ? or claimed_until < now())))
+       returning *`,
+      [owner, holdSeconds, `{${ids.join(',')}}`, owner],
+    );
+    return rows.map(toEmail);
+  },
+
+  /**
+   * Records what delivery attempts decided, in one transaction with the `email.sent` and
+   * `email.failed` events. Only emails still SENDING move (feedback that arrived first, such as
+   * an SES delivery notice, is never overwritten). Returns the recorded events by project.
+   */
+  async recordOutcomes(em: EntityManager, outcomes: DeliveryOutcome[]): Promise<Map<string, RecordedEvent[]>> {
+    const byProject = new Map<string, RecordedEvent[]>();
+    if (!outcomes.length) return byProject;
+    const input = outcomes.map((o) => ({
+      id: o.emailId,
+      status: o.status === 'RETRY' ? 'QUEUED' : o.status,
+      error: 'error' in o ? o.error : null,
+      provider_message_id: o.status === 'SENT' ? o.providerMessageId : null,
+    }));
+    const rows = await em.transactional(async (tx) =>
+      tx.execute(
+        `with input as (
+           select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text)
+         ),
+         moved as (
+           update emails e set
+             status = i.status,
+             error = i.error,
+             provider_message_id = coalesce(i.provider_message_id, e.provider_message_id),
+             sent_at = case when i.status = 'SENT' then coalesce(e.sent_at, now()) else e.sent_at end,
+             claimed_by = null, claimed_until = null, updated_at = now()
+           from input i
+           where e.id = i.id and e.status = 'SENDING'
+           returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.status, e.error
+         ),
+         recorded as (
+           insert into events (project_id, contact_id, name, source, email_id, data)
+           select m.project_id, m.contact_id,
+                  case m.status when 'SENT' then 'email.sent' else 'email.failed' end,
+                  'SYSTEM', m.id,
+                  jsonb_strip_nulls(jsonb_build_object('emailId', m.id, 'subject', m.subject, 'templateId', m.template_id,
+                    'campaignId', m.campaign_id, 'error', case when m.status = 'FAILED' then m.error end))
+           from moved m
+           where m.status in ('SENT', 'FAILED') and m.contact_id is not null
+           returning id, project_id, contact_id, name, created_at
+         )
+         select * from recorded`,
+        [JSON.stringify(input)],
+      ),
+    );
+    for (const r of rows as any[]) {
+      const list = byProject.get(r.project_id) ?? [];
+      list.push({ id: r.id, name: r.name, contactId: r.contact_id, createdAt: new Date(r.created_at) });
+      byProject.set(r.project_id, list);
+    }
+    return byProject;
+  },
+
+  /** Ends the emails a delivery gave up on (its retries spent): FAILED with their last error, and `email.failed`. */
+  async failQueued(em: EntityManager, ids: string[], reason: string): Promise<Map<string, RecordedEvent[]>> {
+    if (!ids.length) return new Map();
+    // Routed through recordOutcomes so the event is written the same way.
+    const claimed = await em.execute(
+      `update emails set status = 'SENDING', error = coalesce(error, ?) where id = any(?::uuid[]) and status = 'QUEUED' returning id, error`,
+      [reason, `{${ids.join(',')}}`],
+    );
+    return this.recordOutcomes(
+      em,
+      claimed.map((r: any) => ({ emailId: r.id, status: 'FAILED' as const, error: r.error && r.error !== reason ? `${reason}; last error: ${r.error}` : reason })),
+    );
+  },
+
+  /**
+   * Accepted emails no delivery has touched within `olderThanSeconds`, grouped by the delivery
+   * workflow that should own them: what an API process that died between recording and
+   * scheduling leaves behind.
+   */
+  async findUnattempted(em: EntityManager, olderThanSeconds: number, limit: number): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
+    const rows = await em.execute(
+      `select id, project_id, delivery_workflow_id from emails
+       where status = 'QUEUED' and attempts = 0 and created_at < now() - make_interval(secs => ?)
+       order by created_at limit ?`,
+      [olderThanSeconds, limit],
+    );
+    const groups = new Map<string, { projectId: string; workflowId: string; emailIds: string[] }>();
+    for (const r of rows as any[]) {
+      const workflowId = r.delivery_workflow_id ?? `send-${r.id}`;
+      const group = groups.get(workflowId) ?? { projectId: r.project_id as string, workflowId, emailIds: [] as string[] };
+      group.emailIds.push(r.id);
+      groups.set(workflowId, group);
+    }
+    return [...groups.values()];
+  },
+};
