@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import Router from '@koa/router';
 import { z, type ZodTypeAny } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
@@ -36,13 +37,29 @@ const singleLine = (field: string, max: number) =>
 /** An optional text field: null or an empty string clears it. */
 const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
 
-/** Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with messages naming the field. */
+/**
+ * Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with
+ * messages naming the field. An internationalised domain is stored in its ASCII (punycode) form,
+ * the form sender domains are stored in, so `hi@bücher.example` is covered by `Bücher.example`.
+ */
 const senderAddress = (field: string) =>
   text(field)
     .trim()
-    .max(254, `${field} must be at most 254 characters`)
-    .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`)
+    .transform(asciiDomain)
+    .pipe(
+      z
+        .string()
+        .max(254, `${field} must be at most 254 characters`)
+        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
+    )
     .transform((s) => s.toLowerCase());
+
+function asciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
+  // An empty answer means no valid domain: keep the input, which the email check then refuses.
+  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
+}
 
 const fields = {
   name: singleLine('name', TEMPLATE_LIMITS.name),

@@ -99,6 +99,17 @@ describe('POST /templates', () => {
     expect(got.body).toMatchObject({ name: 'Bienvenue 🎉 欢迎', description: 'Ünïcødé ✓', subject: 'Grüße, {{name}} 👋', body: '<p>こんにちは 🌸</p>', fromName: 'Zoë 🚀' });
   });
 
+  it('stores an internationalised sender domain in punycode, covered by the verified domain in any spelling', async () => {
+    const { project } = await accountWithProject(stack.http);
+    await verifyDomain(project, 'Bücher.example');
+    const template = await createTemplate(project, { from: 'Hallo@BÜCHER.example', replyTo: 'antwort@bücher.example' });
+    expect(template).toMatchObject({ from: 'hallo@xn--bcher-kva.example', replyTo: 'antwort@xn--bcher-kva.example' });
+    // A non-ASCII local part needs SMTPUTF8, which Mailroom does not send: refused.
+    const local = await post(project, { ...valid, from: 'jürgen@bücher.example' });
+    expect(local.status).toBe(400);
+    expect(local.body.error).toMatch(/^from must be a bare email address/);
+  });
+
   it.each([
     ['name', 'name is required'],
     ['subject', 'subject is required'],
@@ -243,6 +254,13 @@ describe('authentication', () => {
       expect(withNone.status).toBe(401);
     }
     expect((await stack.http.get(`/templates/${template.id}`, { key: project.secretKey })).status).toBe(200);
+  });
+
+  it('answers a method the resource does not have with 405, not a 500', async () => {
+    const { project } = await senderProject();
+    const template = await createTemplate(project);
+    const res = await stack.http.put(`/templates/${template.id}`, valid, { key: project.secretKey });
+    expect(res.status).toBe(405);
   });
 
   it('accepts a dashboard session with X-Project-Id', async () => {
@@ -459,6 +477,14 @@ describe('GET /templates', () => {
     expect(res.body.error.code).toBe('BAD_REQUEST');
     expect(res.body.error.message).toContain(field);
     expect(res.body.error.errors[0].field).toBe(field);
+  });
+
+  it('answers odd search bytes with a 4xx or a plain empty page, never a 500', async () => {
+    const { project } = await senderProject();
+    for (const query of ['search=%ED%A0%80', 'search=%FF', 'search=%00', 'search=%5C%25', 'sort[]=name', 'type[]=MARKETING']) {
+      const res = await list(project, `?${query}`);
+      expect([query, res.status < 500]).toEqual([query, true]);
+    }
   });
 
   it('filters by type', async () => {
