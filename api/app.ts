@@ -17,6 +17,7 @@ import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
+import { templateRoutes } from './routes/templateRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -46,6 +47,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     sendRoutes(deps),
     eventRoutes(deps),
     domainRoutes(deps),
+    templateRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -1,0 +1,220 @@
+import { domainToASCII } from 'node:url';
+import Router from '@koa/router';
+import { z, type ZodTypeAny } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { ApiError, notFound, plainBadRequest } from '../http/errors';
+import { isUuid, parseBody, parseQuery } from '../http/validation';
+import { keyAuthenticated } from '../auth/apiKey';
+import { domainRepository } from '../../db/domains/domainRepository';
+import { serializeTemplate, TEMPLATE_SORTS, TEMPLATE_TYPES, templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
+
+/** Limits of template fields (the specification gives only the subject's). */
+export const TEMPLATE_LIMITS = {
+  name: 200,
+  description: 1000,
+  subject: 998,
+  /** Characters; the JSON body limit (1 MB) bounds it as well. */
+  body: 1_000_000,
+  fromName: 200,
+} as const;
+
+/** Offset pages: pageSize above this is clamped to it; page above MAX_PAGE is refused. */
+export const MAX_PAGE_SIZE = 100;
+const MAX_PAGE = 1_000_000;
+
+const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+
+const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
+
+/** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
+const singleLine = (field: string, max: number) =>
+  text(field)
+    .regex(CONTROL_CHARACTERS, `${field} must not contain line breaks or other control characters`)
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+/** An optional text field: null or an empty string clears it. */
+const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
+
+/**
+ * Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with
+ * messages naming the field. An internationalised domain is stored in its ASCII (punycode) form,
+ * the form sender domains are stored in, so `hi@bücher.example` is covered by `Bücher.example`.
+ */
+const senderAddress = (field: string) =>
+  text(field)
+    .trim()
+    .transform(asciiDomain)
+    .pipe(
+      z
+        .string()
+        .max(254, `${field} must be at most 254 characters`)
+        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
+    )
+    .transform((s) => s.toLowerCase());
+
+function asciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
+  // An empty answer means no valid domain: keep the input, which the email check then refuses.
+  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
+}
+
+const fields = {
+  name: singleLine('name', TEMPLATE_LIMITS.name),
+  description: optional(
+    text('description').max(TEMPLATE_LIMITS.description, `description must be at most ${TEMPLATE_LIMITS.description} characters`),
+  ),
+  subject: singleLine('subject', TEMPLATE_LIMITS.subject),
+  body: text('body')
+    .max(TEMPLATE_LIMITS.body, `body must be at most ${TEMPLATE_LIMITS.body} characters`)
+    .refine((s) => s.trim().length > 0, 'body must not be empty'),
+  from: senderAddress('from'),
+  fromName: optional(
+    text('fromName')
+      .regex(CONTROL_CHARACTERS, 'fromName must not contain line breaks or other control characters')
+      .trim()
+      .max(TEMPLATE_LIMITS.fromName, `fromName must be at most ${TEMPLATE_LIMITS.fromName} characters`)
+      .transform((s) => s || null),
+  ),
+  replyTo: optional(senderAddress('replyTo')),
+  type: z.enum(TEMPLATE_TYPES, {
+    errorMap: () => ({ message: `type must be one of ${TEMPLATE_TYPES.join(', ')}` }),
+  }),
+};
+
+// TODO(renderer): once mail/ has the Handlebars renderer, refuse a subject or body that does not
+// compile (422 on the field, plain 400 on create) here, on create and update alike.
+const createBody = z.object({ ...fields, type: fields.type.default('MARKETING') });
+const patchBody = z.object({
+  name: fields.name.optional(),
+  description: fields.description,
+  subject: fields.subject.optional(),
+  body: fields.body.optional(),
+  from: fields.from.optional(),
+  fromName: fields.fromName,
+  replyTo: fields.replyTo,
+  type: fields.type.optional(),
+});
+
+/** The required fields whose absence or malformation the specification answers with a plain 400. */
+const REQUIRED_FIELDS = ['name', 'subject', 'body', 'from'] as const;
+
+const listQuery = z.object({
+  page: z.coerce
+    .number({ invalid_type_error: 'page must be an integer' })
+    .int('page must be an integer')
+    .min(1, 'page must be at least 1')
+    .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
+    .default(1),
+  pageSize: z.coerce
+    .number({ invalid_type_error: 'pageSize must be an integer' })
+    .int('pageSize must be an integer')
+    .min(1, 'pageSize must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+  type: z.enum(TEMPLATE_TYPES, { errorMap: () => ({ message: `type must be one of ${TEMPLATE_TYPES.join(', ')}` }) }).optional(),
+  search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
+  // Unrecognised sort and dir values fall back to the defaults (specification).
+  sort: z.enum(TEMPLATE_SORTS).catch('createdAt').default('createdAt'),
+  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
+});
+
+/** Templates (specification "Templates (S)", contract section 7), secret key. */
+export function templateRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  router.use('/templates', ...keyAuthenticated('secret', deps));
+
+  /** A non-uuid id cannot name a template: 404 like any other unknown id. */
+  async function loadTemplate(ctx: AppContext) {
+    const id = ctx.params.id;
+    const template = isUuid(id) ? await templateRepository.findById(ctx.state.em, ctx.state.project!.id, id) : null;
+    if (!template) throw notFound('template', id);
+    return template;
+  }
+
+  /** The sender-domain rule (contract section 8), answered as contract section 2 says. */
+  async function requireVerifiedSender(ctx: AppContext, from: string) {
+    const verified = await domainRepository.findVerifiedSenderDomain(ctx.state.em, ctx.state.project!.id, from);
+    if (verified) return;
+    const domain = from.slice(from.lastIndexOf('@') + 1);
+    throw new ApiError(
+      403,
+      'INTERNAL_SERVER_ERROR',
+      `The domain ${domain} is not verified for this project: add it with POST /domains and verify it before sending from ${from}`,
+      { details: { domain } },
+    );
+  }
+
+  router.get('/templates', async (ctx) => {
+    const q = parseQuery(listQuery, ctx.query);
+    const { templates, total } = await templateRepository.list(ctx.state.em, ctx.state.project!.id, {
+      page: q.page,
+      pageSize: q.pageSize,
+      type: q.type,
+      search: q.search?.trim() || undefined,
+      sort: q.sort,
+      dir: q.dir,
+    });
+    ctx.body = { data: templates.map(serializeTemplate), total, page: q.page, pageSize: q.pageSize, totalPages: Math.ceil(total / q.pageSize) };
+  });
+
+  router.post('/templates', async (ctx) => {
+    const raw = ctx.request.body ?? {};
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw plainBadRequest('The request body must be a JSON object');
+    // The specification's plain 400 for a missing or malformed required field; other fields get the 422 envelope.
+    for (const field of REQUIRED_FIELDS) {
+      const result = fields[field].safeParse((raw as Record<string, unknown>)[field]);
+      if (!result.success) throw plainBadRequest(result.error.issues[0].message);
+    }
+    const body = parseBody(createBody, raw);
+    await requireVerifiedSender(ctx, body.from);
+    const template = await templateRepository.create(ctx.state.em, ctx.state.project!.id, {
+      ...body,
+      description: body.description ?? null,
+      fromName: body.fromName ?? null,
+      replyTo: body.replyTo ?? null,
+    });
+    ctx.status = 201;
+    ctx.body = serializeTemplate(template);
+  });
+
+  router.get('/templates/:id', async (ctx) => {
+    ctx.body = serializeTemplate(await loadTemplate(ctx));
+  });
+
+  router.patch('/templates/:id', async (ctx) => {
+    const template = await loadTemplate(ctx);
+    const changes: Partial<TemplateFields> = parseBody(patchBody, ctx.request.body);
+    if (changes.from !== undefined && changes.from !== template.from) await requireVerifiedSender(ctx, changes.from);
+    const updated = await templateRepository.update(ctx.state.em, template.projectId, template.id, changes);
+    if (!updated) throw notFound('template', template.id);
+    ctx.body = serializeTemplate(updated);
+  });
+
+  router.delete('/templates/:id', async (ctx) => {
+    const id = ctx.params.id;
+    const deleted = isUuid(id) && (await templateRepository.delete(ctx.state.em, ctx.state.project!.id, id));
+    if (!deleted) throw notFound('template', id);
+    ctx.status = 204;
+  });
+
+  router.post('/templates/:id/duplicate', async (ctx) => {
+    const template = await loadTemplate(ctx);
+    const copy = await templateRepository.duplicate(ctx.state.em, template.projectId, template.id, TEMPLATE_LIMITS.name);
+    if (!copy) throw notFound('template', template.id);
+    ctx.status = 201;
+    ctx.body = { id: copy.id };
+  });
+
+  router.get('/templates/:id/usage', async (ctx) => {
+    await loadTemplate(ctx);
+    // Campaigns and workflows are not built yet. When they are, list here the campaigns whose
+    // template is this one and the SEND_EMAIL workflow steps whose templateId is this one
+    // (contract sections 7 and 12), each as { id, name, ... } of the referencing record.
+    ctx.body = { campaigns: [], workflowSteps: [] };
+  });
+
+  return router;
+}
