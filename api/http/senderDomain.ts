@@ -6,8 +6,10 @@ import { ApiError } from './errors';
  */
 export function unverifiedSenderDomain(fromAddress: string): ApiError {
   const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1).toLowerCase();
-  return new ApiError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
-    details: { domain },
-    suggestion: `Add ${domain} with POST /domains, publish its DNS records and verify it with GET /domains/:id/verify`,
-  });
+  return new ApiError(
+    403,
+    'INTERNAL_SERVER_ERROR',
+    `The domain ${domain} is not verified for this project: add it with POST /domains and verify it before sending from ${fromAddress}`,
+    { details: { domain }, suggestion: `Publish the DNS records POST /domains gives for ${domain}, then call GET /domains/:id/verify` },
+  );
 }

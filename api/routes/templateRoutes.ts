@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
 import Router from '@koa/router';
+import { unverifiedSenderDomain } from '../http/senderDomain';
 import { z, type ZodTypeAny } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, notFound, plainBadRequest } from '../http/errors';
@@ -137,14 +138,7 @@ export function templateRoutes(deps: ApiDeps) {
   /** The sender-domain rule (contract section 8), answered as contract section 2 says. */
   async function requireVerifiedSender(ctx: AppContext, from: string) {
     const verified = await domainRepository.findVerifiedSenderDomain(ctx.state.em, ctx.state.project!.id, from);
-    if (verified) return;
-    const domain = from.slice(from.lastIndexOf('@') + 1);
-    throw new ApiError(
-      403,
-      'INTERNAL_SERVER_ERROR',
-      `The domain ${domain} is not verified for this project: add it with POST /domains and verify it before sending from ${from}`,
-      { details: { domain } },
-    );
+    if (!verified) throw unverifiedSenderDomain(from);
   }
 
   router.get('/templates', async (ctx) => {

@@ -1,0 +1,154 @@
+/**
+ * POST /v1/send: target ≥ 300 requests/s (one recipient each) with p99 < 100 ms, and the worker
+ * delivering them DKIM-signed to a local SMTP sink at the same rate without a growing backlog.
+ * Load generator, API, worker, Temporal dev server, PostgreSQL and the sink share this 2-core
+ * machine.
+ *
+ *   node --import tsx bench/send.ts [durationSeconds=30] [shape=both|batch|per-email] [rate=300]
+ *
+ * `batch` runs with the default DELIVERY_BATCH_MAX (delivery workflows carrying the emails
+ * accepted together); `per-email` with DELIVERY_BATCH_MAX=1 (one `send-<emailId>` workflow per
+ * email). Every second it prints accepted/s, delivered/s (emails recorded SENT) and the backlog
+ * (accepted, not yet sent); after the load it waits for the backlog to drain.
+ */
+import crypto from 'node:crypto';
+import autocannon from 'autocannon';
+import { startBenchStack, printFigures } from './support/benchStack';
+import { startSmtpSink } from './support/smtpSink';
+import { HttpClient } from '../test/support/http';
+import { accountWithProject } from '../test/support/accounts';
+import { startTestDnsServer } from '../test/support/dnsServer';
+import { createOrm } from '../db/orm';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+
+async function runShape(shape: 'batch' | 'per-email', duration: number, rate: number) {
+  const dns = await startTestDnsServer();
+  const sink = await startSmtpSink();
+  const stack = await startBenchStack({
+    worker: true,
+    env: {
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      SMTP_URL: sink.url,
+      DNS_SERVERS: dns.address,
+      ...(shape === 'per-email' ? { DELIVERY_BATCH_MAX: '1' } : {}),
+    },
+  });
+  const orm = await createOrm(stack.databaseUrl);
+  try {
+    const http = new HttpClient(stack.apiUrl);
+    const { project } = await accountWithProject(http);
+    const domain = `bench-${crypto.randomBytes(3).toString('hex')}.example.com`;
+    const added = await http.post('/domains', { domain }, { key: project.secretKey });
+    const dkim = added.body.records.find((r: { purpose: string }) => r.purpose === 'DKIM');
+    dns.setTxt(dkim.name, [dkim.value]);
+    const verified = await http.get(`/domains/${added.body.id}/verify`, { key: project.secretKey });
+    if (verified.body.status !== 'VERIFIED') throw new Error('the bench domain did not verify');
+
+    let n = 0;
+    const body = () => {
+      n++;
+      return JSON.stringify({
+        to: `reader${n}@bench.example`,
+        from: { name: 'Bench', email: `hello@${domain}` },
+        subject: 'Order {{order}} confirmed',
+        body: '<p>Hello {{name}}, your order {{order}} ships today. <a href="https://shop.example/orders/{{order}}">Track it</a></p>',
+        data: { name: `Reader ${n}`, order: `A-${n}` },
+      });
+    };
+    const counts = async () => {
+      const [row] = await orm.em.fork().execute(
+        `select count(*)::int as accepted, count(*) filter (where status = 'SENT')::int as sent from emails where project_id = ?`,
+        [project.id],
+      );
+      return row as { accepted: number; sent: number };
+    };
+
+    // Warm-up: JIT, pools, the first workflow tasks.
+    await autocannon({ url: `${stack.apiUrl}/v1/send`, connections: 10, amount: 200, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.secretKey}` }, requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }] });
+    for (let waited = 0; waited < 60; waited++) {
+      const c = await counts();
+      if (c.sent >= c.accepted) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+
+    const start = await counts();
+    const sinkAtStart = sink.received;
+    const timeline: string[] = [];
+    let last = start;
+    let second = 0;
+    const sampler = setInterval(() => {
+      void counts().then((c) => {
+        second++;
+        timeline.push(`${String(second).padStart(3)} s  accepted/s ${String(c.accepted - last.accepted).padStart(4)}  delivered/s ${String(c.sent - last.sent).padStart(4)}  backlog ${c.accepted - c.sent}`);
+        last = c;
+      });
+    }, 1000);
+    const result = await autocannon({
+      url: `${stack.apiUrl}/v1/send`,
+      connections: 50,
+      duration,
+      overallRate: rate,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.secretKey}` },
+      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }],
+    });
+    const loadEnded = Date.now();
+    const atLoadEnd = await counts();
+    let drained = atLoadEnd;
+    while (drained.sent < drained.accepted && Date.now() - loadEnded < 120_000) {
+      await new Promise((r) => setTimeout(r, 250));
+      drained = await counts();
+    }
+    const drainSeconds = (Date.now() - loadEnded) / 1000;
+    clearInterval(sampler);
+    console.log(`\n${shape}: per-second timeline`);
+    for (const line of timeline) console.log(`  ${line}`);
+
+    const accepted = atLoadEnd.accepted - start.accepted;
+    const delivered = drained.sent - start.sent;
+    printFigures(`POST /v1/send, ${shape === 'batch' ? 'batched delivery workflows' : 'one workflow per email'}, ${rate} requests/s offered, 50 connections, ${duration} s`, {
+      'accepted requests/s (mean)': Math.round(result.requests.average),
+      'latency p50 (ms)': result.latency.p50,
+      'latency p90 (ms)': result.latency.p90,
+      'latency p99 (ms)': result.latency.p99,
+      'latency max (ms)': result.latency.max,
+      'non-2xx responses': result.non2xx,
+      errors: result.errors + result.timeouts,
+      'emails accepted': accepted,
+      'delivered during the load': atLoadEnd.sent - start.sent,
+      'delivered/s during the load': Math.round((atLoadEnd.sent - start.sent) / duration),
+      'backlog at the end of the load': atLoadEnd.accepted - atLoadEnd.sent,
+      'seconds to drain it': drainSeconds.toFixed(1),
+      'delivered/s overall (load + drain)': Math.round(delivered / (duration + drainSeconds)),
+      'messages the sink received': sink.received - sinkAtStart,
+    });
+    const sample = sink.sample();
+    if (sample) {
+      const { results } = await dkimVerify(sample, {
+        resolver: async (name: string) => {
+          if (name === dkim.name) return [[dkim.value]];
+          throw Object.assign(new Error('no record'), { code: 'ENOTFOUND' });
+        },
+      });
+      console.log(`  DKIM of a sampled message           ${results.map((r: { status: { result: string } }) => r.status.result).join(', ')}`);
+    }
+  } finally {
+    await orm.close();
+    await stack.stop();
+    await sink.close();
+    await dns.close();
+  }
+}
+
+async function main() {
+  const duration = Number(process.argv[2] ?? 30);
+  const shape = process.argv[3] ?? 'both';
+  const rate = Number(process.argv[4] ?? 300);
+  if (shape === 'both' || shape === 'batch') await runShape('batch', duration, rate);
+  if (shape === 'both' || shape === 'per-email') await runShape('per-email', duration, rate);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,38 @@
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * An SMTP server that accepts everything and only counts it, so that the benchmark measures
+ * Mailroom rather than a test server parsing MIME. It keeps the first message whole, to check
+ * its DKIM signature.
+ */
+export async function startSmtpSink() {
+  let received = 0;
+  let first: Buffer | null = null;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => {
+        if (!first) chunks.push(c);
+      });
+      stream.on('end', () => {
+        received++;
+        if (!first) first = Buffer.concat(chunks);
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    get received() {
+      return received;
+    },
+    sample: () => first,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
