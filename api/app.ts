@@ -16,6 +16,7 @@ import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
+import { verifyRoutes } from './routes/verifyRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -42,6 +43,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     trackRoutes(deps),
     eventRoutes(deps),
     domainRoutes(deps),
+    verifyRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),
