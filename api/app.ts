@@ -18,6 +18,7 @@ import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
 import { templateRoutes } from './routes/templateRoutes';
+import { verifyRoutes } from './routes/verifyRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -48,6 +49,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     eventRoutes(deps),
     domainRoutes(deps),
     templateRoutes(deps),
+    verifyRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -17,6 +17,10 @@ export interface TestDnsServer {
   /** Replaces the TXT records of `name`; each value is split into 255-byte strings as DNS requires. */
   setTxt(name: string, values: string[]): void;
   setMx(name: string, records: Array<{ exchange: string; priority: number }>): void;
+  /** Nameserver host names of `name` (a zone apex). */
+  setNs(name: string, hosts: string[]): void;
+  setA(name: string, addresses: string[]): void;
+  setAaaa(name: string, addresses: string[]): void;
   remove(name: string): void;
   failWith(mode: 'SERVFAIL' | 'SILENCE' | null): void;
   /** Questions asked so far, as `TYPE name`. */
@@ -24,7 +28,13 @@ export interface TestDnsServer {
   close(): Promise<void>;
 }
 
-type Records = { txt?: string[]; mx?: Array<{ exchange: string; priority: number }> };
+type Records = {
+  txt?: string[];
+  mx?: Array<{ exchange: string; priority: number }>;
+  ns?: string[];
+  a?: string[];
+  aaaa?: string[];
+};
 
 /** Test records are ASCII, so 255 characters are 255 bytes. */
 function chunks(value: string): string[] {
@@ -62,6 +72,12 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
         for (const value of found.txt ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data: chunks(value) });
       } else if (question.type === Packet.TYPE.MX) {
         for (const mx of found.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, exchange: mx.exchange, priority: mx.priority });
+      } else if (question.type === Packet.TYPE.NS) {
+        for (const ns of found.ns ?? []) response.answers.push({ ...base, type: Packet.TYPE.NS, ns });
+      } else if (question.type === Packet.TYPE.A) {
+        for (const address of found.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
+      } else if (question.type === Packet.TYPE.AAAA) {
+        for (const address of found.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
       }
       send(response);
     },
@@ -87,6 +103,15 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     },
     setMx(name, mx) {
       records.set(key(name), { ...records.get(key(name)), mx });
+    },
+    setNs(name, ns) {
+      records.set(key(name), { ...records.get(key(name)), ns });
+    },
+    setA(name, a) {
+      records.set(key(name), { ...records.get(key(name)), a });
+    },
+    setAaaa(name, aaaa) {
+      records.set(key(name), { ...records.get(key(name)), aaaa });
     },
     remove(name) {
       records.delete(key(name));
