@@ -22,6 +22,22 @@ export function createCleanupActivities({ orm }: ActivityDeps) {
       const addressCounters = await clientAddressBudget.deleteExpired(orm.em.fork());
       return rows[0].n + loginCounters + addressCounters;
     },
+    /**
+     * Attachment contents are kept until their emails are done with them: a set goes once no
+     * email still to be delivered points at it, and at once when no email was ever recorded for it
+     * (its request failed after storing it). The email records keep their content otherwise.
+     */
+    async deleteSpentAttachments(): Promise<number> {
+      const rows = await orm.em.fork().execute(
+        `with gone as (
+           delete from email_attachment_sets s
+           where s.created_at < now() - interval '1 hour'
+             and not exists (select 1 from emails e where e.attachment_set_id = s.id and e.status in ('QUEUED', 'SENDING'))
+           returning 1)
+         select count(*)::int as n from gone`,
+      );
+      return rows[0].n;
+    },
   };
 }
 export type CleanupActivities = ReturnType<typeof createCleanupActivities>;

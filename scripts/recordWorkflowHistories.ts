@@ -93,6 +93,7 @@ async function main() {
       });
     }
     await save('hourlyCleanupWorkflow-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
+    await save('hourlyCleanupWorkflow-attachments-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
     await save('domainRecheckWorkflow-completed', await triggerSchedule(domainRecheckScheduleId(stack.config.temporalTaskQueue)));
     await signUp(stack.http);
 

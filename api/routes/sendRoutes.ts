@@ -114,7 +114,6 @@ export function sendRoutes(deps: ApiDeps) {
 
     const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
-    const requestData = { ...changes.set, ...changes.oneShot };
 
     const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact }, index) => {
       const emailId = crypto.randomUUID();
@@ -123,7 +122,7 @@ export function sendRoutes(deps: ApiDeps) {
         subject: plan.subject,
         body: plan.body,
         type: plan.type,
-        variables: templateVariables(contact, requestData, links),
+        variables: templateVariables(contact, body.data ?? {}, links),
         links,
         tracking: { opens: config.trackOpens, clicks: config.trackClicks },
       });
