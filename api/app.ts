@@ -16,6 +16,9 @@ import { contactJobRoutes } from './routes/contactJobRoutes';
 import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
+import { trackingRoutes } from './routes/trackingRoutes';
+import { subscriptionPages } from './routes/subscriptionPages';
+import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -42,6 +45,9 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     trackRoutes(deps),
     eventRoutes(deps),
     domainRoutes(deps),
+    trackingRoutes(deps),
+    subscriptionPages(deps),
+    snsWebhookRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

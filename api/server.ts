@@ -10,6 +10,7 @@ import { trackConnections } from './httpDrain';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
 export interface RunningApi {
   server: http.Server;
@@ -25,12 +26,12 @@ export interface RunningApi {
 export async function startApiServer(
   config: Config,
   logger: Logger,
-  options: { host?: string; eventTriggers?: EventTriggers } = {},
+  options: { host?: string; eventTriggers?: EventTriggers; snsFetch?: SnsFetcher } = {},
 ): Promise<RunningApi> {
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm) });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), snsFetch: options.snsFetch });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

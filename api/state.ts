@@ -10,6 +10,7 @@ import type { User } from '../db/entities/user';
 import type { EventTriggers } from '../db/events/eventTriggers';
 import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -20,6 +21,8 @@ export interface ApiDeps {
   eventTriggers: EventTriggers;
   contactWrites: ContactWriteBatcher;
   apiKeys: ApiKeyResolver;
+  /** Reads SNS signing certificates and subscription URLs; https by default, replaced in tests. */
+  snsFetch?: SnsFetcher;
 }
 
 export interface AppState {
