@@ -216,7 +216,8 @@ export const emailFeedbackRepository = {
       const events = email.bounced_at
         ? []
         : await recordEmailEvent(tx, email, 'email.bounced', { bounceType: notice.bounceType, bounceSubType: notice.bounceSubType ?? null, diagnostic });
-      events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'bounce')));
+      // Only the first notice unsubscribes: a replay must not undo a resubscription made since.
+      if (!email.bounced_at) events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'bounce')));
       return { ...base, status, events };
     });
     return outcome;
@@ -240,7 +241,7 @@ export const emailFeedbackRepository = {
         [email.project_id, address, emailId, notice.feedbackType ?? null],
       );
       const events = email.complained_at ? [] : await recordEmailEvent(tx, email, 'email.complained', { feedbackType: notice.feedbackType ?? null });
-      events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'complaint')));
+      if (!email.complained_at) events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'complaint')));
       return { ...base, status, events };
     });
   },

@@ -29,7 +29,9 @@ export async function insertSentEmail(
   projectId: string,
   options: { email?: string; status?: string; subscribed?: boolean; subject?: string } = {},
 ): Promise<EmailFixture> {
-  const { contactId, email } = await insertContact(stack, projectId, options);
+  // Contacts are stored lower-cased; the email keeps the address as the sender wrote it.
+  const { contactId } = await insertContact(stack, projectId, { ...options, email: options.email?.trim().toLowerCase() });
+  const email = options.email ?? (await stack.orm.em.fork().execute(`select email from contacts where id = ?`, [contactId]))[0].email;
   const emailId = crypto.randomUUID();
   const messageId = `<${emailId}@mail.example.com>`;
   const providerMessageId = `0100018c${crypto.randomBytes(12).toString('hex')}-${crypto.randomUUID()}-000000`;
