@@ -36,7 +36,8 @@ export function trackingRoutes(deps: ApiDeps) {
   router.get('/t/o/:file', async (ctx) => {
     const file = ctx.params.file;
     const emailId = file.endsWith('.gif') ? openLinkToken(deps.config.secret, 'open', file.slice(0, -4)) : null;
-    if (emailId) await record(ctx, 'open', () => emailFeedbackRepository.recordOpen(ctx.state.em, emailId));
+    // HEAD is a link checker asking about the image, never a mail client showing it.
+    if (emailId && ctx.method === 'GET') await record(ctx, 'open', () => emailFeedbackRepository.recordOpen(ctx.state.em, emailId));
     ctx.status = 200;
     ctx.type = 'image/gif';
     ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate, private, max-age=0');

@@ -15,6 +15,7 @@ import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
  * here, so messages are signed exactly as SNS signs them, with a key the test holds.
  */
 const CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0123456789abcdef.pem';
+const GARBAGE_CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-garbage.pem';
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:mailroom-ses';
 
 let stack: TestStack;
@@ -49,6 +50,7 @@ beforeAll(async () => {
     snsFetch: async (url) => {
       fetched.push(url);
       if (url === CERT_URL) return sns.cert;
+      if (url === GARBAGE_CERT_URL) return 'this is not a certificate';
       if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
       throw new Error(`no answer for ${url}`);
     },
@@ -182,6 +184,14 @@ describe('signatures', () => {
       expect(res.status).toBe(403);
     }
     expect(fetched.length).toBe(before);
+    expect((await emailRow(stack, email.emailId)).status).toBe('SENT');
+  });
+
+  it('refuses a message whose certificate URL does not hold a certificate', async () => {
+    const email = await insertSentEmail(stack, project.id);
+    const res = await post(notification(email, 'Delivery', delivery(email), { certUrl: GARBAGE_CERT_URL }));
+    expect(res.status).toBe(403);
+    expect(fetched).toContain(GARBAGE_CERT_URL);
     expect((await emailRow(stack, email.emailId)).status).toBe('SENT');
   });
 

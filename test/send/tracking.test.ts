@@ -93,6 +93,14 @@ describe('open pixel', () => {
     }
   });
 
+  it('answers HEAD with the image headers and records nothing', async () => {
+    const fixture = await insertSentEmail(stack, project.id);
+    const res = await fetch(stack.api.url + linksFor(fixture).pixel, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/gif');
+    expect(await emailRow(stack, fixture.emailId)).toMatchObject({ status: 'SENT', opens: 0 });
+  });
+
   it('is never rate limited and takes no key', async () => {
     const fixture = await insertSentEmail(stack, project.id);
     const { pixel } = linksFor(fixture);
