@@ -19,6 +19,9 @@ import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
 import { templateRoutes } from './routes/templateRoutes';
 import { verifyRoutes } from './routes/verifyRoutes';
+import { trackingRoutes } from './routes/trackingRoutes';
+import { subscriptionPages } from './routes/subscriptionPages';
+import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -50,6 +53,9 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     domainRoutes(deps),
     templateRoutes(deps),
     verifyRoutes(deps),
+    trackingRoutes(deps),
+    subscriptionPages(deps),
+    snsWebhookRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

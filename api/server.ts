@@ -11,6 +11,7 @@ import { createEventTriggers, type EventTriggers } from '../db/events/eventTrigg
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
 export interface RunningApi {
   server: http.Server;
@@ -26,7 +27,7 @@ export interface RunningApi {
 export async function startApiServer(
   config: Config,
   logger: Logger,
-  options: { host?: string; eventTriggers?: EventTriggers } = {},
+  options: { host?: string; eventTriggers?: EventTriggers; snsFetch?: SnsFetcher } = {},
 ): Promise<RunningApi> {
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const temporal = createTemporalClient(config, logger);
@@ -35,7 +36,7 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

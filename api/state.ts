@@ -11,6 +11,7 @@ import type { EventTriggers } from '../db/events/eventTriggers';
 import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import type { DeliveryScheduler } from './send/deliveryScheduler';
+import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -22,6 +23,8 @@ export interface ApiDeps {
   contactWrites: ContactWriteBatcher;
   apiKeys: ApiKeyResolver;
   deliveries: DeliveryScheduler;
+  /** Reads SNS signing certificates and subscription URLs; https by default, replaced in tests. */
+  snsFetch?: SnsFetcher;
 }
 
 export interface AppState {

@@ -1,0 +1,73 @@
+import Router from '@koa/router';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { isUuid } from '../http/validation';
+import { openLinkToken, verifyClickSignature } from '../../mail/links/signedLinks';
+import { emailFeedbackRepository, type FeedbackOutcome } from '../../db/emails/emailFeedbackRepository';
+import { sendPage } from '../pages/publicPage';
+
+/** The smallest transparent 1×1 GIF. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+const invalidLinkPage = {
+  title: 'Link not valid',
+  paragraphs: ['This link is damaged or incomplete, so it cannot be followed. If you copied it from an email, check that you copied all of it.'],
+};
+
+/**
+ * Open and click tracking (contract section 9). No key and no rate limit: the links carry their
+ * own signatures (mail/links/signedLinks.ts). Every hit counts, link scanners and repeats
+ * included; only the first open / click records an event (db/emails/emailFeedbackRepository.ts).
+ */
+export function trackingRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+
+  /** Recording must never cost the reader the pixel or the redirect: a failure is logged, not answered. */
+  async function record(ctx: AppContext, what: string, write: () => Promise<FeedbackOutcome | null>): Promise<void> {
+    try {
+      const outcome = await write();
+      if (outcome) await deps.eventTriggers.afterEventsRecorded(outcome.projectId, outcome.events);
+    } catch (err) {
+      deps.logger.error({ err, requestId: ctx.state.requestId }, `tracking: recording the ${what} failed`);
+    }
+  }
+
+  // The pixel answers the same image whatever the token, so a mail client never shows a broken
+  // image and a prober learns nothing; only a valid token records an open.
+  router.get('/t/o/:file', async (ctx) => {
+    const file = ctx.params.file;
+    const emailId = file.endsWith('.gif') ? openLinkToken(deps.config.secret, 'open', file.slice(0, -4)) : null;
+    // HEAD is a link checker asking about the image, never a mail client showing it.
+    if (emailId && ctx.method === 'GET') await record(ctx, 'open', () => emailFeedbackRepository.recordOpen(ctx.state.em, emailId));
+    ctx.status = 200;
+    ctx.type = 'image/gif';
+    ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate, private, max-age=0');
+    ctx.set('Pragma', 'no-cache');
+    ctx.set('Expires', '0');
+    ctx.body = PIXEL;
+  });
+
+  // The redirect goes only to the URL the signature covers, so it cannot be turned into an open
+  // redirect; anything else gets a page and no Location.
+  router.get('/t/c/:emailId', async (ctx) => {
+    const emailId = ctx.params.emailId;
+    const { url, sig } = ctx.query;
+    const valid =
+      isUuid(emailId) &&
+      typeof url === 'string' &&
+      typeof sig === 'string' &&
+      url.length > 0 &&
+      verifyClickSignature(deps.config.secret, emailId.toLowerCase(), url, sig);
+    if (!valid) return sendPage(ctx, 400, invalidLinkPage);
+    await record(ctx, 'click', () => emailFeedbackRepository.recordClick(ctx.state.em, emailId.toLowerCase(), url));
+    try {
+      ctx.redirect(url);
+    } catch {
+      // A signed target that is not a usable URL (a template's typo): nowhere to send the reader.
+      return sendPage(ctx, 400, invalidLinkPage);
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+  });
+
+  return router;
+}

@@ -1,0 +1,286 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { contactRepository, type RecordedEvent } from '../contacts/contactRepository';
+
+/**
+ * Everything that happens to an email after it left (contract section 9): opens and clicks from
+ * the tracking links, and the relay's delivery, bounce and complaint notices. Each write is one
+ * transaction that locks the email row first, so concurrent hits and replayed notices are
+ * serialised and their effects happen once:
+ *
+ * - the status only moves forward along QUEUED < SENDING < SENT < DELIVERED < OPENED < CLICKED;
+ *   BOUNCED and COMPLAINED override any of those (COMPLAINED also overrides BOUNCED); FAILED and
+ *   SUPPRESSED emails (never handed to anyone) keep their status whatever arrives;
+ * - `opens` / `clicks` count every hit (scanners and repeats included); `opened_at`,
+ *   `clicked_at`, `delivered_at`, `bounced_at`, `complained_at` keep the first time;
+ * - `email.*` events are recorded only for the first of each kind, so a replay records nothing.
+ *
+ * A click counts as an open when no open was seen (the reader's client blocked images): it sets
+ * `opened_at`, adds one to `opens` and records `email.opened` before `email.clicked`, so
+ * automations waiting for an open are not stuck on readers who click without loading images.
+ */
+
+const ORDER = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'OPENED', 'CLICKED'] as const;
+
+/** The status `current` moves to when `target` happens, following the rules above. */
+export function nextStatus(current: string, target: 'DELIVERED' | 'OPENED' | 'CLICKED' | 'BOUNCED' | 'COMPLAINED'): string {
+  const rank = (ORDER as readonly string[]).indexOf(current);
+  if (target === 'BOUNCED') return rank >= 0 ? 'BOUNCED' : current;
+  if (target === 'COMPLAINED') return rank >= 0 || current === 'BOUNCED' ? 'COMPLAINED' : current;
+  return rank >= 0 && rank < ORDER.indexOf(target) ? target : current;
+}
+
+interface LockedEmail {
+  id: string;
+  project_id: string;
+  contact_id: string | null;
+  subject: string;
+  template_id: string | null;
+  campaign_id: string | null;
+  status: string;
+  to_address: string;
+  opened_at: Date | null;
+  clicked_at: Date | null;
+  delivered_at: Date | null;
+  bounced_at: Date | null;
+  complained_at: Date | null;
+}
+
+export interface FeedbackOutcome {
+  projectId: string;
+  emailId: string;
+  status: string;
+  /** Committed events to pass to eventTriggers (email.* and any contact.unsubscribed). */
+  events: RecordedEvent[];
+}
+
+async function lockEmail(tx: EntityManager, emailId: string): Promise<LockedEmail | null> {
+  const [row] = await tx.execute<LockedEmail[]>(
+    `select id, project_id, contact_id, subject, template_id, campaign_id, status, to_address,
+            opened_at, clicked_at, delivered_at, bounced_at, complained_at
+       from emails where id = ? for update`,
+    [emailId],
+  );
+  return row ?? null;
+}
+
+/** Records `email.<kind>` for the email's contact (an email without a contact gets no event). */
+async function recordEmailEvent(tx: EntityManager, email: LockedEmail, name: string, extra: Record<string, unknown> = {}): Promise<RecordedEvent[]> {
+  if (!email.contact_id) return [];
+  const data = { emailId: email.id, subject: email.subject, templateId: email.template_id, campaignId: email.campaign_id, ...extra };
+  const rows = await tx.execute<Array<{ id: string; contact_id: string; name: string; created_at: Date }>>(
+    `insert into events (project_id, contact_id, name, source, data, email_id)
+     values (?, ?, ?, 'SYSTEM', ?::jsonb, ?) returning id, contact_id, name, created_at`,
+    [email.project_id, email.contact_id, name, JSON.stringify(data), email.id],
+  );
+  return rows.map((r) => ({ id: r.id, contactId: r.contact_id, name: r.name, createdAt: new Date(r.created_at) }));
+}
+
+/**
+ * Unsubscribes the project's contact with this address, if there is one (a bounce or complaint
+ * never creates a contact). The row lock keeps a concurrent delete from being undone by the upsert.
+ */
+async function unsubscribeAddress(tx: EntityManager, projectId: string, address: string, source: string): Promise<RecordedEvent[]> {
+  const [existing] = await tx.execute(`select id from contacts where project_id = ? and email = ? for update`, [projectId, address]);
+  if (!existing) return [];
+  const [result] = await contactRepository.upsertByEmail(
+    tx,
+    projectId,
+    [{ email: address, subscribedIfNew: false, subscribedIfExisting: false, data: { set: {}, unset: [], oneShot: {} } }],
+    source,
+  );
+  return result.events;
+}
+
+const normaliseAddress = (address: string) => address.trim().toLowerCase();
+
+export interface BounceNotice {
+  /** SES bounceType: Permanent, Transient or Undetermined. */
+  bounceType: string;
+  bounceSubType?: string;
+  /** Addresses SES says bounced, with their diagnostic (SMTP reply) when given. */
+  recipients: Array<{ email: string; diagnostic?: string }>;
+}
+
+export interface ComplaintNotice {
+  recipients: string[];
+  feedbackType?: string;
+}
+
+/**
+ * Whether a notice concerns this email's recipient. A notice naming no recipients concerns it;
+ * one naming only other addresses does not: the suppression list must never take addresses the
+ * email was not sent to, whatever a notice claims.
+ */
+function concernsRecipient(email: LockedEmail, recipients: string[]): boolean {
+  return recipients.length === 0 || recipients.map(normaliseAddress).includes(normaliseAddress(email.to_address));
+}
+
+export const emailFeedbackRepository = {
+  /** A valid open pixel was fetched. Null when the email no longer exists. */
+  async recordOpen(em: EntityManager, emailId: string): Promise<FeedbackOutcome | null> {
+    return em.transactional(async (tx) => {
+      const email = await lockEmail(tx, emailId);
+      if (!email) return null;
+      const status = nextStatus(email.status, 'OPENED');
+      await tx.execute(
+        `update emails set opens = opens + 1, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now() where id = ?`,
+        [status, emailId],
+      );
+      const events = email.opened_at ? [] : await recordEmailEvent(tx, email, 'email.opened');
+      return { projectId: email.project_id, emailId, status, events };
+    });
+  },
+
+  /** A validly signed click link was followed to `url`. Null when the email no longer exists. */
+  async recordClick(em: EntityManager, emailId: string, url: string): Promise<FeedbackOutcome | null> {
+    return em.transactional(async (tx) => {
+      const email = await lockEmail(tx, emailId);
+      if (!email) return null;
+      const status = nextStatus(email.status, 'CLICKED');
+      const countsAsOpen = !email.opened_at;
+      await tx.execute(
+        `update emails set clicks = clicks + 1, clicked_at = coalesce(clicked_at, now()),
+                opens = opens + ?, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now()
+          where id = ?`,
+        [countsAsOpen ? 1 : 0, status, emailId],
+      );
+      const events: RecordedEvent[] = [];
+      if (countsAsOpen) events.push(...(await recordEmailEvent(tx, email, 'email.opened')));
+      if (!email.clicked_at) events.push(...(await recordEmailEvent(tx, email, 'email.clicked', { url })));
+      return { projectId: email.project_id, emailId, status, events };
+    });
+  },
+
+  /**
+   * The email a relay notice is about: by the relay's own message id (`provider_message_id`),
+   * else by our Message-ID header, stored with angle brackets and matched with or without them.
+   */
+  async findEmailId(em: EntityManager, ids: { providerMessageId?: string; messageId?: string }): Promise<string | null> {
+    if (ids.providerMessageId) {
+      const [row] = await em.execute(`select id from emails where provider_message_id = ? limit 1`, [ids.providerMessageId]);
+      if (row) return row.id;
+    }
+    const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
+    if (bare) {
+      const [row] = await em.execute(`select id from emails where message_id in (?, ?) limit 1`, [`<${bare}>`, bare]);
+      if (row) return row.id;
+    }
+    return null;
+  },
+
+  async recordDelivery(em: EntityManager, emailId: string): Promise<FeedbackOutcome | null> {
+    return em.transactional(async (tx) => {
+      const email = await lockEmail(tx, emailId);
+      if (!email) return null;
+      const status = nextStatus(email.status, 'DELIVERED');
+      await tx.execute(`update emails set delivered_at = coalesce(delivered_at, now()), status = ?, updated_at = now() where id = ?`, [status, emailId]);
+      const events = email.delivered_at ? [] : await recordEmailEvent(tx, email, 'email.delivered');
+      return { projectId: email.project_id, emailId, status, events };
+    });
+  },
+
+  /**
+   * A permanent bounce: BOUNCED, the address suppressed in the email's project (reason BOUNCE),
+   * the project's contact with that address unsubscribed, and `email.bounced`. A transient (or
+   * undetermined) bounce only records its diagnostic in `error`: the relay gave up on this one
+   * message, but the mailbox exists, so nothing is suppressed and no event is recorded (an
+   * `email.bounced` would make automations treat a full mailbox as a dead address).
+   */
+  async recordBounce(em: EntityManager, emailId: string, notice: BounceNotice): Promise<(FeedbackOutcome & { ignored?: string }) | null> {
+    const outcome = await em.transactional(async (tx) => {
+      const email = await lockEmail(tx, emailId);
+      if (!email) return null;
+      const base = { projectId: email.project_id, emailId, status: email.status, events: [] as RecordedEvent[] };
+      if (!concernsRecipient(email, notice.recipients.map((r) => r.email))) return { ...base, ignored: 'the bounce names none of the email recipients' };
+      const address = normaliseAddress(email.to_address);
+      const own = notice.recipients.find((r) => normaliseAddress(r.email) === address);
+      const diagnostic = (own?.diagnostic ?? notice.recipients.find((r) => r.diagnostic)?.diagnostic ?? '').slice(0, 1000) || null;
+      const kind = [notice.bounceType, notice.bounceSubType].filter(Boolean).join('/');
+      const errorText = `${notice.bounceType === 'Permanent' ? 'Bounced' : 'Soft bounce'} (${kind})${diagnostic ? `: ${diagnostic}` : ''}`;
+
+      if (notice.bounceType !== 'Permanent') {
+        await tx.execute(`update emails set error = ?, updated_at = now() where id = ?`, [errorText, emailId]);
+        return base;
+      }
+      const status = nextStatus(email.status, 'BOUNCED');
+      await tx.execute(`update emails set status = ?, bounced_at = coalesce(bounced_at, now()), error = ?, updated_at = now() where id = ?`, [
+        status,
+        errorText,
+        emailId,
+      ]);
+      await tx.execute(
+        `insert into email_suppressions (project_id, email, reason, email_id, detail) values (?, ?, 'BOUNCE', ?, ?)
+         on conflict (project_id, email) do nothing`,
+        [email.project_id, address, emailId, diagnostic],
+      );
+      const events = email.bounced_at
+        ? []
+        : await recordEmailEvent(tx, email, 'email.bounced', { bounceType: notice.bounceType, bounceSubType: notice.bounceSubType ?? null, diagnostic });
+      // Only the first notice unsubscribes: a replay must not undo a resubscription made since.
+      if (!email.bounced_at) events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'bounce')));
+      return { ...base, status, events };
+    });
+    return outcome;
+  },
+
+  /** A complaint: COMPLAINED, the address suppressed (reason COMPLAINT), its contact unsubscribed, `email.complained`. */
+  async recordComplaint(em: EntityManager, emailId: string, notice: ComplaintNotice): Promise<(FeedbackOutcome & { ignored?: string }) | null> {
+    return em.transactional(async (tx) => {
+      const email = await lockEmail(tx, emailId);
+      if (!email) return null;
+      const base = { projectId: email.project_id, emailId, status: email.status, events: [] as RecordedEvent[] };
+      if (!concernsRecipient(email, notice.recipients)) return { ...base, ignored: 'the complaint names none of the email recipients' };
+      const address = normaliseAddress(email.to_address);
+      const status = nextStatus(email.status, 'COMPLAINED');
+      await tx.execute(`update emails set status = ?, complained_at = coalesce(complained_at, now()), updated_at = now() where id = ?`, [status, emailId]);
+      // A complaint outranks an earlier bounce as the reason an address is suppressed.
+      await tx.execute(
+        `insert into email_suppressions (project_id, email, reason, email_id, detail) values (?, ?, 'COMPLAINT', ?, ?)
+         on conflict (project_id, email) do update set reason = 'COMPLAINT', email_id = excluded.email_id, detail = excluded.detail
+         where email_suppressions.reason <> 'COMPLAINT'`,
+        [email.project_id, address, emailId, notice.feedbackType ?? null],
+      );
+      const events = email.complained_at ? [] : await recordEmailEvent(tx, email, 'email.complained', { feedbackType: notice.feedbackType ?? null });
+      if (!email.complained_at) events.push(...(await unsubscribeAddress(tx, email.project_id, address, 'complaint')));
+      return { ...base, status, events };
+    });
+  },
+
+  /** The contact a signed page link names, with its project's name; null when it was deleted. */
+  async findPageContact(em: EntityManager, contactId: string): Promise<PageContact | null> {
+    const [row] = await em.execute(
+      `select c.id, c.project_id, c.email, c.subscribed, p.name as project_name
+         from contacts c join projects p on p.id = c.project_id where c.id = ?`,
+      [contactId],
+    );
+    return row ? { id: row.id, projectId: row.project_id, email: row.email, subscribed: row.subscribed, projectName: row.project_name } : null;
+  },
+
+  /**
+   * The unsubscribe / subscribe pages: sets the contact's subscription through the contact upsert
+   * (which records contact.subscribed / contact.unsubscribed for a flip). The contact row is
+   * locked first, so a contact deleted meanwhile is reported (null) rather than re-created.
+   */
+  async setPageSubscription(em: EntityManager, contactId: string, subscribed: boolean): Promise<{ contact: PageContact; events: RecordedEvent[] } | null> {
+    return em.transactional(async (tx) => {
+      const [row] = await tx.execute(`select id, project_id, email from contacts where id = ? for update`, [contactId]);
+      if (!row) return null;
+      const [result] = await contactRepository.upsertByEmail(
+        tx,
+        row.project_id,
+        [{ email: row.email, subscribedIfNew: subscribed, subscribedIfExisting: subscribed, data: { set: {}, unset: [], oneShot: {} } }],
+        'page',
+      );
+      const contact = await emailFeedbackRepository.findPageContact(tx, contactId);
+      return contact ? { contact, events: result.events } : null;
+    });
+  },
+};
+
+export interface PageContact {
+  id: string;
+  projectId: string;
+  email: string;
+  subscribed: boolean;
+  projectName: string;
+}
