@@ -68,6 +68,10 @@ const envSchema = z.object({
       ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of durations such as 30s,5m,1h' });
       return z.NEVER;
     }),
+  SNS_TOPIC_ARNS: z
+    .string()
+    .optional()
+    .transform((value) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : [])),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
 });
@@ -127,6 +131,8 @@ export interface Config {
   deliveryRetryDelaysSeconds: number[];
   trackOpens: boolean;
   trackClicks: boolean;
+  /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
+  snsTopicArns: string[];
 }
 
 /**
@@ -193,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryRetryDelaysSeconds: e.DELIVERY_RETRY_DELAYS,
     trackOpens: e.TRACK_OPENS,
     trackClicks: e.TRACK_CLICKS,
+    snsTopicArns: e.SNS_TOPIC_ARNS,
   };
 }
 

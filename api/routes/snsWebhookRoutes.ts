@@ -108,6 +108,13 @@ export function snsWebhookRoutes(deps: ApiDeps) {
   router.post('/webhooks/sns', async (ctx) => {
     const message = await readMessage(ctx);
     await verify(message);
+    // A valid signature proves the message came from SNS, not from our topic: anyone can point
+    // a topic of theirs at this endpoint. SNS_TOPIC_ARNS names the topics we take notices from.
+    const allowed = deps.config.snsTopicArns;
+    if (allowed.length && !allowed.includes(message.TopicArn)) {
+      deps.logger.warn({ topicArn: message.TopicArn }, 'sns: refused a message from a topic not in SNS_TOPIC_ARNS');
+      throw new ApiError(403, 'FORBIDDEN', 'This SNS topic is not accepted here (SNS_TOPIC_ARNS)');
+    }
     let result: string;
     switch (message.Type) {
       case 'SubscriptionConfirmation':

@@ -221,6 +221,33 @@ describe('signatures', () => {
   });
 });
 
+describe('SNS_TOPIC_ARNS', () => {
+  it('takes messages from the listed topics only (a valid signature proves SNS sent it, not that it is our topic)', async () => {
+    const limited = await startApiServer({ ...stack.config, snsTopicArns: [TOPIC_ARN] }, stack.logger, {
+      host: '127.0.0.1',
+      eventTriggers: stack.eventTriggers,
+      snsFetch: async (url) => {
+        if (url === CERT_URL) return fs.readFileSync(path.join(certDir, 'sns.crt'), 'utf8');
+        if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
+        throw new Error(`no answer for ${url}`);
+      },
+    });
+    try {
+      const limitedHttp = new HttpClient(limited.url);
+      const postTo = (message: Record<string, string>) =>
+        limitedHttp.request('POST', '/webhooks/sns', { rawBody: JSON.stringify(message), headers: { 'Content-Type': 'text/plain; charset=UTF-8' } });
+      const subscribe = (topic: string) =>
+        signed({ Type: 'SubscriptionConfirmation', TopicArn: topic, Message: 'confirm', Token: 't', SubscribeURL: `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${topic}&Token=t` });
+      expect((await postTo(subscribe(TOPIC_ARN))).status).toBe(200);
+      const foreign = await postTo(subscribe('arn:aws:sns:eu-west-1:999999999999:someone-else'));
+      expect(foreign.status).toBe(403);
+      expect(foreign.body.error.code).toBe('FORBIDDEN');
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('subscription messages', () => {
   it('confirms a subscription by fetching its SubscribeURL', async () => {
     const subscribeUrl = `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(TOPIC_ARN)}&Token=abc123`;
