@@ -22,7 +22,7 @@ export interface OutgoingMail {
   /** Deterministic per email (`<id@host>`), so a retried delivery can be recognised as the same message. */
   messageId: string;
   attachments?: Array<{ filename: string; content: Buffer; contentType?: string; cid?: string; contentDisposition?: 'attachment' | 'inline' }>;
-  dkim?: { domainName: string; keySelector: string; privateKey: string };
+  dkim?: { domainName: string; keySelector: string; privateKey: string; headerFieldNames?: string };
 }
 
 export interface SentMail {

@@ -213,10 +213,10 @@ export const emailRepository = {
   /** The addresses among `emails` that the project's suppression list holds. */
   async suppressedAddresses(em: EntityManager, projectId: string, emails: string[]): Promise<Set<string>> {
     if (!emails.length) return new Set();
-    const rows = await em.execute(`select email from email_suppressions where project_id = ? and email = any(?::text[])`, [
-      projectId,
-      emails,
-    ]);
+    const rows = await em.execute(
+      `select email from email_suppressions where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, JSON.stringify(emails)],
+    );
     return new Set(rows.map((r: any) => r.email));
   },
 

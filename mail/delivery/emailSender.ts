@@ -30,7 +30,7 @@ export async function sendRecordedEmail(
       cid: a.contentId ?? undefined,
       contentDisposition: a.disposition,
     })),
-    dkim: options.dkim ?? undefined,
+    dkim: options.dkim ? { ...options.dkim, headerFieldNames: SIGNED_HEADER_FIELDS } : undefined,
   };
   try {
     const sent = await transport.send(mail);
@@ -40,6 +40,16 @@ export async function sendRecordedEmail(
     return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
   }
 }
+
+/**
+ * nodemailer's default list of signed header fields (RFC 6376 5.4) plus List-Unsubscribe-Post:
+ * RFC 8058 section 4 requires one-click mail to carry both List-Unsubscribe headers under a valid
+ * DKIM signature, and mailbox providers ignore the one-click header otherwise.
+ */
+const SIGNED_HEADER_FIELDS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
+  'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
+  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
 
 /** A display name as RFC 5322 wants it when it holds specials (nodemailer encodes non-ASCII). */
 function quoteDisplayName(name: string): string {

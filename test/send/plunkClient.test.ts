@@ -25,7 +25,7 @@ describe('@plunk/node against Mailroom', () => {
   it('sends an email and tracks an event', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const server = new Plunk(project.secretKey, { baseUrl: `${stack.http.baseUrl}/v1/` });
-    const sent = await server.emails.send({ to: 'plunk-user@example.org', subject: 'From the Plunk client', body: '<p>It works</p>', from: `app@${domain}`, name: 'The App' });
+    const sent: any = await server.emails.send({ to: 'plunk-user@example.org', subject: 'From the Plunk client', body: '<p>It works</p>', from: `app@${domain}`, name: 'The App' });
     expect(sent).toMatchObject({ success: true, data: { emails: [{ contact: { email: 'plunk-user@example.org' }, email: expect.any(String) }] } });
     const mail = await smtp.waitFor((m) => m.envelopeTo.includes('plunk-user@example.org'));
     expect(mail.parsed.subject).toBe('From the Plunk client');

@@ -17,6 +17,8 @@ export interface TestSmtpServer {
   failTemporarily(address: string, times: number): void;
   /** While true, every recipient gets a temporary 451 (a relay that is down for maintenance). */
   refuseAll(refuse: boolean): void;
+  /** Answers each message's end of data this much later (a slow relay). */
+  slowDown(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
   const waiters: Array<() => void> = [];
   const temporaryFailures = new Map<string, number>();
   let refusingAll = false;
+  let answerDelayMs = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -55,7 +58,8 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
         const raw = Buffer.concat(chunks).toString('utf8');
         messages.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, parsed: await simpleParser(raw) });
         waiters.splice(0).forEach((w) => w());
-        callback();
+        if (answerDelayMs) setTimeout(() => callback(), answerDelayMs);
+        else callback();
       });
     },
   });
@@ -83,6 +87,9 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
     },
     refuseAll(refuse) {
       refusingAll = refuse;
+    },
+    slowDown(ms) {
+      answerDelayMs = ms;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
