@@ -7,6 +7,7 @@ import { Migration20261123030000RateLimitSeconds } from './Migration202611230300
 import { Migration20261123060000Domains } from './Migration20261123060000Domains';
 import { Migration20261123040000StreamedUploads } from './Migration20261123040000StreamedUploads';
 import { Migration20261123070000SendPipeline } from './Migration20261123070000SendPipeline';
+import { Migration20261123080000SegmentsCampaigns } from './Migration20261123080000SegmentsCampaigns';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261123060000Domains', class: Migration20261123060000Domains },
   { name: 'Migration20261123040000StreamedUploads', class: Migration20261123040000StreamedUploads },
   { name: 'Migration20261123070000SendPipeline', class: Migration20261123070000SendPipeline },
+  { name: 'Migration20261123080000SegmentsCampaigns', class: Migration20261123080000SegmentsCampaigns },
 ];
