@@ -1,0 +1,49 @@
+import mjml2html from 'mjml';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * MJML → HTML, before Handlebars runs over the result. MJML is slow (tens of milliseconds for a
+ * small email), so its output is cached per source.
+ *
+ * MJML 4 is used, not 5: MJML 5's mjml2html is asynchronous only, and rendering is synchronous
+ * here (see the notes). Includes are ignored: `<mj-include path="/etc/passwd">` must not read
+ * the server's files.
+ */
+export interface MjmlResult {
+  html: string;
+  problems: string[];
+}
+
+/** "A body whose first tag is <mjml>": leading whitespace and comments allowed. */
+const MJML_START = /^\s*(?:<!--[\s\S]*?-->\s*)*<mjml[\s>/]/i;
+
+export function isMjml(source: string): boolean {
+  return MJML_START.test(source);
+}
+
+const cache = new LRUCache<string, MjmlResult>({
+  max: 300,
+  maxSize: 64_000_000,
+  sizeCalculation: (value, key) => key.length + value.html.length + 1,
+});
+
+export function compileMjml(source: string): MjmlResult {
+  const cached = cache.get(source);
+  if (cached) return cached;
+  const result = compileUncached(source);
+  cache.set(source, result);
+  return result;
+}
+
+function compileUncached(source: string): MjmlResult {
+  try {
+    const output = mjml2html(source, { validationLevel: 'soft', ignoreIncludes: true, keepComments: false, minify: false, beautify: false });
+    const problems = output.errors
+      // `<mj-section background-color="{{color}}">` is not a colour until Handlebars has run.
+      .filter((e) => !/\{\{/.test(e.message))
+      .map((e) => `MJML line ${e.line}: ${e.message}`);
+    return { html: output.html, problems };
+  } catch (error) {
+    return { html: '', problems: [`MJML: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+}
