@@ -1,9 +1,10 @@
 import { domainToASCII } from 'node:url';
 import Router from '@koa/router';
 import { unverifiedSenderDomain } from '../http/senderDomain';
+import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { z, type ZodTypeAny } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, notFound, plainBadRequest } from '../http/errors';
+import { notFound, plainBadRequest, validationFailed } from '../http/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
@@ -85,8 +86,6 @@ const fields = {
   }),
 };
 
-// TODO(renderer): once mail/ has the Handlebars renderer, refuse a subject or body that does not
-// compile (422 on the field, plain 400 on create) here, on create and update alike.
 const createBody = z.object({ ...fields, type: fields.type.default('MARKETING') });
 const patchBody = z.object({
   name: fields.name.optional(),
@@ -121,6 +120,16 @@ const listQuery = z.object({
   sort: z.enum(TEMPLATE_SORTS).catch('createdAt').default('createdAt'),
   dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
 });
+
+/**
+ * A subject or body that does not compile (broken Handlebars, an unknown helper, invalid MJML)
+ * is refused when it is saved, with the renderer's own explanation, rather than at send time.
+ * The fields are present and well-typed, so this is the 422 envelope, not the plain 400.
+ */
+function refuseBrokenTemplate(source: { subject: string; body: string }): void {
+  const problems = checkTemplate(source);
+  if (problems.length) throw validationFailed(problems.map((p) => ({ field: p.field, message: p.message, code: 'custom' })));
+}
 
 /** Templates (specification "Templates (S)", contract section 7), secret key. */
 export function templateRoutes(deps: ApiDeps) {
@@ -163,6 +172,7 @@ export function templateRoutes(deps: ApiDeps) {
       if (!result.success) throw plainBadRequest(result.error.issues[0].message);
     }
     const body = parseBody(createBody, raw);
+    refuseBrokenTemplate({ subject: body.subject, body: body.body });
     await requireVerifiedSender(ctx, body.from);
     const template = await templateRepository.create(ctx.state.em, ctx.state.project!.id, {
       ...body,
@@ -181,6 +191,7 @@ export function templateRoutes(deps: ApiDeps) {
   router.patch('/templates/:id', async (ctx) => {
     const template = await loadTemplate(ctx);
     const changes: Partial<TemplateFields> = parseBody(patchBody, ctx.request.body);
+    refuseBrokenTemplate({ subject: changes.subject ?? template.subject, body: changes.body ?? template.body });
     if (changes.from !== undefined && changes.from !== template.from) await requireVerifiedSender(ctx, changes.from);
     const updated = await templateRepository.update(ctx.state.em, template.projectId, template.id, changes);
     if (!updated) throw notFound('template', template.id);

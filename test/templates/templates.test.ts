@@ -564,3 +564,21 @@ describe('GET /templates', () => {
     expect(names(await list(project))).not.toContain('theirs');
   });
 });
+
+describe('templates that do not compile', () => {
+  it('are refused on create and update with 422 naming the field and the renderer\'s reason; MJML bodies compile', async () => {
+    const { project } = await senderProject();
+    const broken = await post(project, { ...valid, body: '<p>{{#if vip}}Hello</p>' });
+    expect(broken.status).toBe(422);
+    expect(broken.body.error.errors).toEqual([expect.objectContaining({ field: 'body', code: 'custom' })]);
+    const helper = await post(project, { ...valid, subject: 'Hi {{shout name}}' });
+    expect(helper.status).toBe(422);
+    expect(helper.body.error.errors[0].field).toBe('subject');
+
+    const mjml = await post(project, { ...valid, body: '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' });
+    expect(mjml.status).toBe(201);
+    const patched = await stack.http.patch(`/templates/${mjml.body.id}`, { body: '<p>{{/each}}</p>' }, { key: project.secretKey });
+    expect(patched.status).toBe(422);
+    expect((await stack.http.get(`/templates/${mjml.body.id}`, { key: project.secretKey })).body.body).toContain('<mjml>');
+  });
+});
