@@ -1,11 +1,13 @@
 import { convert, type HtmlToTextOptions } from 'html-to-text';
+import { MAX_HTML_DEPTH } from './htmlLandmarks';
 
 /**
  * The text part of every email, derived from its HTML (before click tracking, so links show
  * their real targets). Links read "text [url]"; images give their alt text; the head, styles
- * and scripts give nothing. Depth is bounded so hostile nesting cannot exhaust the stack.
+ * and scripts give nothing. Rendered HTML nests at most MAX_HTML_DEPTH deep (checked before);
+ * the converter's own bound is a second line against exhausting the stack.
  */
-export const MAX_TEXT_DEPTH = 200;
+const MAX_TEXT_DEPTH = MAX_HTML_DEPTH + 10;
 
 const options: HtmlToTextOptions = {
   wordwrap: 78,

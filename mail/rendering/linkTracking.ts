@@ -1,53 +1,10 @@
-import { Parser } from 'htmlparser2';
 import type { EmailLinks } from '../links/signedLinks';
+import { findLandmarks } from './htmlLandmarks';
 
 /**
- * Edits to rendered HTML made with a real HTML parser (htmlparser2, streaming, so nesting depth
- * costs no stack): where `</body>` is, and the exact source span of every link's `href`. Only
- * those spans are replaced, so the rest of the message stays byte for byte as rendered. Links
- * inside comments (Outlook's conditional comments included), scripts and styles are not links
- * to the parser and stay as written.
+ * Tracking and footer edits: only the spans htmlLandmarks found are replaced, so the rest of the
+ * message stays byte for byte as rendered.
  */
-interface HrefSpan {
-  start: number;
-  end: number;
-  value: string;
-}
-
-interface HtmlLandmarks {
-  hrefs: HrefSpan[];
-  /** Index of the last explicit `</body>`, or null. */
-  bodyClose: number | null;
-}
-
-function findLandmarks(html: string): HtmlLandmarks {
-  const hrefs: HrefSpan[] = [];
-  let bodyClose: number | null = null;
-  let tag = '';
-  let hrefSeen = false;
-  const parser: Parser = new Parser(
-    {
-      onopentagname(name) {
-        tag = name;
-        hrefSeen = false;
-      },
-      onattribute(name, value) {
-        // Browsers follow the first href of a tag; a repeated one is ignored, so is ours.
-        if ((tag === 'a' || tag === 'area') && name === 'href' && !hrefSeen) {
-          hrefSeen = true;
-          hrefs.push({ start: parser.startIndex, end: parser.endIndex, value });
-        }
-      },
-      onclosetag(name, isImplied) {
-        if (name === 'body' && !isImplied) bodyClose = parser.startIndex;
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.end(html);
-  return { hrefs, bodyClose };
-}
-
 interface Splice {
   at: number;
   end: number;

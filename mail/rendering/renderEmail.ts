@@ -1,5 +1,6 @@
 import type { EmailLinks } from '../links/signedLinks';
-import { compileTemplate, describeHandlebarsError, type TemplateKind } from './templateCompiler';
+import { compileTemplate, describeHandlebarsError, htmlTooDeep, type TemplateKind } from './templateCompiler';
+import { findLandmarks, MAX_HTML_DEPTH } from './htmlLandmarks';
 import { htmlToText } from './htmlToText';
 import { addTracking, insertAtBodyEnd } from './linkTracking';
 import { TemplateRenderError, type TemplateProblem } from './templateProblems';
@@ -68,6 +69,8 @@ export function renderEmail(input: RenderInput): RenderedEmail {
 
   const subject = singleLineSubject(renderField('subject', input.subject, input.variables));
   let html = renderField('body', input.body, input.variables);
+  // Raw variables ({{{html}}}) can nest what the template did not.
+  if (findLandmarks(html).maxDepth > MAX_HTML_DEPTH) throw new TemplateRenderError([{ field: 'body', message: htmlTooDeep }]);
   const headers: Record<string, string> = {};
   const links = input.links;
 

@@ -3,6 +3,7 @@ import type Handlebars from 'handlebars';
 import { compileOptions, handlebars, LoopBudgetExceeded, runtimeOptions, withLoopBudget } from './handlebarsEnvironment';
 import { rewriteFallbacks } from './fallbackSyntax';
 import { compileMjml, isMjml } from './mjmlCompiler';
+import { findLandmarks, MAX_HTML_DEPTH } from './htmlLandmarks';
 
 /**
  * Template source → a render function, compiled once and cached (bounded by count and by the
@@ -60,6 +61,8 @@ function compileUncached(kind: TemplateKind, source: string): CompiledTemplate {
     return { render: null, problems: [`${kind} has ${placeholders} placeholders ({{…}}); at most ${MAX_PLACEHOLDERS} are allowed`] };
   }
 
+  if (kind === 'body' && findLandmarks(html).maxDepth > MAX_HTML_DEPTH) return { render: null, problems: [htmlTooDeep] };
+
   let template: Handlebars.TemplateDelegate;
   try {
     // The subject is a header, not HTML: it is never escaped into entities.
@@ -72,6 +75,8 @@ function compileUncached(kind: TemplateKind, source: string): CompiledTemplate {
   const render: RenderFunction = (variables) => withLoopBudget(() => template(variables, runtimeOptions));
   return { render, problems: [] };
 }
+
+export const htmlTooDeep = `HTML elements may nest at most ${MAX_HTML_DEPTH} levels deep`;
 
 function countPlaceholders(source: string): number {
   let count = 0;
