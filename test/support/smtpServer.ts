@@ -91,6 +91,14 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
     slowDown(ms) {
       answerDelayMs = ms;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // smtp-server waits for clients to hang up; a pooled client that never does must not hold
+    // the caller up for more than a moment.
+    close: () => new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    }),
   };
 }
