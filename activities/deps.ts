@@ -9,6 +9,8 @@ export interface ActivityDeps {
   config: Config;
   orm: Orm;
   mail: MailTransport;
+  /** Campaign mail's own transport (its own SMTP connections); `mail` when not given. */
+  campaignMail?: MailTransport;
   logger: Logger;
   eventTriggers: EventTriggers;
 }

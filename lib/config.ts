@@ -72,6 +72,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((value) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : [])),
+  CAMPAIGN_RATE_PER_SECOND: z.coerce.number().int().min(0).max(100000).default(0),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
 });
@@ -131,6 +132,8 @@ export interface Config {
   deliveryRetryDelaysSeconds: number[];
   trackOpens: boolean;
   trackClicks: boolean;
+  /** Campaign mail per second per campaign when its project sets no cap; null = as fast as the relay takes it. */
+  campaignRatePerSecond: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];
 }
@@ -200,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trackOpens: e.TRACK_OPENS,
     trackClicks: e.TRACK_CLICKS,
     snsTopicArns: e.SNS_TOPIC_ARNS,
+    campaignRatePerSecond: e.CAMPAIGN_RATE_PER_SECOND || null,
   };
 }
 

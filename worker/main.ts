@@ -71,7 +71,8 @@ async function main() {
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const { worker, all: workers } = await createWorker({ config, orm, mail, logger, connection, eventTriggers: createEventTriggers(logger) });
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers: createEventTriggers(logger) });
   health?.attach(worker, connection);
 
   logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
@@ -79,6 +80,7 @@ async function main() {
   logger.info('worker stopped; closing connections');
   await health?.close();
   await mail.close();
+  await campaignMail.close();
   await orm.close();
   await connection.close();
   flushLogger(logger);

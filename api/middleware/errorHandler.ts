@@ -1,7 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../lib/logger';
-import { ApiError, invalidJson, payloadTooLarge, badRequest } from '../http/errors';
+import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../http/errors';
 import { fromDatabaseError } from '../http/databaseErrors';
+import { TemplateRenderError } from '../../mail/rendering/renderEmail';
 
 function envelope(ctx: Context, err: ApiError) {
   return {
@@ -37,6 +38,12 @@ function fromParserError(err: any): ApiError | undefined {
   return undefined;
 }
 
+/** A template that compiled but could not be rendered for this request (a loop over its budget, ...). */
+function fromTemplateError(thrown: unknown): ApiError | undefined {
+  if (!(thrown instanceof TemplateRenderError)) return undefined;
+  return validationFailed(thrown.problems.map((p) => ({ field: p.field, message: p.message, code: 'custom' })));
+}
+
 /**
  * Turns every thrown error into the response: ApiErrors into the envelope, parser errors into
  * their 4xx, anything else into a logged 500 that names only the request id.
@@ -51,7 +58,7 @@ export function errorHandler(logger: Logger): Middleware {
         });
       }
     } catch (thrown) {
-      let err = thrown instanceof ApiError ? thrown : (fromDatabaseError(thrown) ?? fromParserError(thrown));
+      let err = thrown instanceof ApiError ? thrown : (fromTemplateError(thrown) ?? fromDatabaseError(thrown) ?? fromParserError(thrown));
       if (err && !(thrown instanceof ApiError) && err.status === 400 && err.code === 'BAD_REQUEST') {
         logger.warn({ err: thrown, requestId: ctx.state.requestId }, 'database refused a value that validation let through');
       }

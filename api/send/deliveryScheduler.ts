@@ -145,7 +145,7 @@ export class DeliveryScheduler {
       typedSearchAttributes: [
         { key: ProjectIdSearchAttribute, value: batch.projectId },
         { key: EmailIdsSearchAttribute, value: emailIds },
-        ...(batch.emails.length === 1 ? [{ key: ContactIdSearchAttribute, value: batch.emails[0].contactId }] : []),
+        ...(batch.emails.length === 1 && batch.emails[0].contactId ? [{ key: ContactIdSearchAttribute, value: batch.emails[0].contactId }] : []),
       ],
     });
   }

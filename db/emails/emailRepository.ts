@@ -9,7 +9,8 @@ export type EmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'OPENED'
 export interface NewEmail {
   id: string;
   projectId: string;
-  contactId: string;
+  /** Null only for mail to an address that is no contact (a campaign's test email). */
+  contactId: string | null;
   templateId: string | null;
   campaignId?: string | null;
   workflowExecutionId?: string | null;
@@ -131,8 +132,12 @@ export function serializeEmail(email: EmailRow) {
 }
 
 export const emailRepository = {
-  /** Records accepted emails in one statement. */
-  async insertMany(em: EntityManager, emails: NewEmail[]): Promise<void> {
+  /**
+   * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
+   * email whose (campaign, contact) is already recorded is left out rather than refused: a
+   * repeated campaign batch records nothing twice.
+   */
+  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean } = {}): Promise<void> {
     if (!emails.length) return;
     await em.execute(
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
@@ -144,7 +149,8 @@ export const emailRepository = {
        from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
          to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
-         message_id text, delivery_workflow_id text)`,
+         message_id text, delivery_workflow_id text)
+       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : ''}`,
       [
         JSON.stringify(
           emails.map((e) => ({

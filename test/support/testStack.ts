@@ -82,13 +82,14 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
   const api = await startApiServer(config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
   const connection = await createClientConnection(temporalConnectionOptions(config), false);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
   let workers: Worker[] = [];
   let running: Promise<unknown> | undefined;
   if (options.worker !== false) {
-    workers = (await createWorker({ config, orm, mail, logger, eventTriggers })).all;
+    workers = (await createWorker({ config, orm, mail, campaignMail, logger, eventTriggers })).all;
     running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }
@@ -109,6 +110,7 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
       await running;
       await api.close();
       await mail.close();
+      await campaignMail.close();
       await orm.close();
       await connection.close();
       await dropTestDatabase(databaseUrl);

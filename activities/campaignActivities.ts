@@ -1,0 +1,153 @@
+import crypto from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/campaignSendRepository';
+import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
+import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
+import { domainRepository } from '../db/domains/domainRepository';
+import { deliverRecordedEmails } from '../mail/delivery/recordedEmailDelivery';
+import { renderEmail, templateVariables } from '../mail/rendering/renderEmail';
+import { emailLinks } from '../mail/links/signedLinks';
+
+export interface CampaignBatchResult {
+  /** The campaign is no longer SENDING (cancelled, deleted): stop. */
+  stopped: boolean;
+  /** Where the next batch starts; null when this batch reached the end of the audience. */
+  nextCursor: string | null;
+  recipients: number;
+  sent: number;
+  failed: number;
+  suppressed: number;
+  /** Emails that failed temporarily, handed to a delivery workflow with its retries. */
+  retry: string[];
+}
+
+/**
+ * Emails a campaign batch hands to the transport at once. Larger than a transactional wave: a
+ * campaign's throughput comes from it, and a worker killed mid-batch can repeat only this many.
+ */
+const CAMPAIGN_WAVE = 25;
+
+export function createCampaignActivities({ config, orm, mail, campaignMail, logger, eventTriggers }: ActivityDeps) {
+  // Campaign mail leaves through its own SMTP connections, so a running campaign never queues
+  // transactional mail behind it in one pool.
+  const services = { config, orm, transport: campaignMail ?? mail, eventTriggers };
+
+  return {
+    /** What the send needs to plan: the state, the schedule, the project's rate cap and the retry delays. */
+    async loadCampaignForSend(input: { campaignId: string }): Promise<{
+      status: CampaignForSend['status'];
+      scheduledFor: string | null;
+      ratePerSecond: number | null;
+      retryDelaysSeconds: number[];
+    } | null> {
+      const campaign = await campaignSendRepository.find(orm.em.fork(), input.campaignId);
+      if (!campaign) return null;
+      return {
+        status: campaign.status,
+        scheduledFor: campaign.scheduledFor?.toISOString() ?? null,
+        ratePerSecond: campaign.ratePerSecond ?? config.campaignRatePerSecond,
+        retryDelaysSeconds: config.deliveryRetryDelaysSeconds,
+      };
+    },
+
+    /** Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal). */
+    async cancelCampaignSend(input: { campaignId: string }): Promise<void> {
+      await orm.em
+        .fork()
+        .execute(`update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), updated_at = now() where id = ? and status in ('SCHEDULED', 'SENDING')`, [input.campaignId]);
+    },
+
+    /** SCHEDULED → SENDING; false when the campaign was cancelled or deleted meanwhile. */
+    async beginCampaignSend(input: { campaignId: string }): Promise<boolean> {
+      return campaignSendRepository.begin(orm.em.fork(), input.campaignId);
+    },
+
+    /** Fixes the audience (once); answers the number of recipients. */
+    async fixCampaignAudience(input: { campaignId: string }): Promise<number> {
+      const em = orm.em.fork();
+      const campaign = await campaignSendRepository.find(em, input.campaignId);
+      if (!campaign || campaign.status !== 'SENDING') return 0;
+      const audience = await campaignAudienceSql(em, campaign);
+      return campaignSendRepository.fixAudience(em, campaign, audience);
+    },
+
+    /**
+     * One batch of the audience, from `afterContactId` on: renders and records one email per
+     * recipient (the unique (campaign, contact) key makes a repeated batch find the emails it
+     * recorded before instead of recording more), then delivers them through the one delivery
+     * path. Stops at once when the campaign is no longer SENDING.
+     */
+    async sendCampaignBatch(input: { campaignId: string; afterContactId: string | null; limit: number }): Promise<CampaignBatchResult> {
+      const context = Context.current();
+      const em = orm.em.fork();
+      const none = { recipients: 0, sent: 0, failed: 0, suppressed: 0, retry: [] };
+      const campaign = await campaignSendRepository.find(em, input.campaignId);
+      if (!campaign || campaign.status !== 'SENDING') return { stopped: true, nextCursor: null, ...none };
+
+      const page = await campaignSendRepository.recipientsPage(em, campaign.id, input.afterContactId, input.limit);
+      const nextCursor = page.lastContactId && (await hasMore(page.lastContactId)) ? page.lastContactId : null;
+      if (!page.contacts.length) return { stopped: false, nextCursor, ...none };
+
+      const domain = await domainRepository.findSigningDomain(em, campaign.projectId, campaign.fromAddress);
+      const senderDomain = domain?.domain ?? campaign.fromAddress.split('@')[1];
+      const suppressed = await emailRepository.suppressedAddresses(em, campaign.projectId, page.contacts.map((c) => c.email));
+      const emails: NewEmail[] = page.contacts.map((contact) => {
+        const id = crypto.randomUUID();
+        const links = emailLinks(config.publicUrl, config.secret, { emailId: id, contactId: contact.id });
+        const rendered = renderEmail({
+          subject: campaign.subject,
+          body: campaign.body,
+          type: campaign.type,
+          variables: templateVariables(contact, {}, links),
+          links,
+          tracking: { opens: config.trackOpens, clicks: config.trackClicks },
+        });
+        const refusal = suppressed.has(contact.email) ? 'The address is suppressed after a hard bounce or a complaint' : null;
+        return {
+          id,
+          projectId: campaign.projectId,
+          contactId: contact.id,
+          templateId: null,
+          campaignId: campaign.id,
+          source: 'CAMPAIGN',
+          type: campaign.type,
+          subject: rendered.subject,
+          fromAddress: campaign.fromAddress,
+          fromName: campaign.fromName,
+          replyTo: campaign.replyTo,
+          toAddress: contact.email,
+          toName: null,
+          html: rendered.html,
+          text: rendered.text,
+          headers: rendered.headers,
+          attachmentSetId: null,
+          status: refusal ? 'SUPPRESSED' : 'QUEUED',
+          error: refusal,
+          messageId: `<${id}@${senderDomain}>`,
+          deliveryWorkflowId: `campaign-${campaign.id}`,
+        };
+      });
+      await emailRepository.insertMany(em, emails, { skipExistingCampaignEmails: true });
+      const emailIds = await campaignSendRepository.emailIdsFor(em, campaign.id, page.contacts.map((c) => c.id));
+      context.heartbeat({ recorded: emailIds.length });
+
+      const owner = `campaign-${campaign.id}/${input.afterContactId ?? 'start'}`;
+      const result = await deliverRecordedEmails(services, emailIds, owner, (done) => context.heartbeat({ done }), CAMPAIGN_WAVE);
+      await campaignSendRepository.refreshSentCount(em, campaign.id);
+      if (result.retry.length) logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
+      return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
+
+      async function hasMore(after: string): Promise<boolean> {
+        const rows = await em.execute(`select 1 from campaign_recipients where campaign_id = ? and contact_id > ?::uuid limit 1`, [input.campaignId, after]);
+        return rows.length > 0;
+      }
+    },
+
+    /** SENDING → SENT with sentAt; false when it was cancelled meanwhile. */
+    async finishCampaignSend(input: { campaignId: string }): Promise<boolean> {
+      return campaignSendRepository.finish(orm.em.fork(), input.campaignId);
+    },
+  };
+}
+export type CampaignActivities = ReturnType<typeof createCampaignActivities>;

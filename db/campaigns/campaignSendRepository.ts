@@ -1,0 +1,132 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ContactRow } from '../contacts/contactRepository';
+import { toContact } from '../contacts/contactRepository';
+import type { EmailType } from '../emails/emailRepository';
+
+/** What a campaign send reads of its campaign. */
+export interface CampaignForSend {
+  id: string;
+  projectId: string;
+  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
+  subject: string;
+  body: string;
+  fromAddress: string;
+  fromName: string | null;
+  replyTo: string | null;
+  type: EmailType;
+  audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
+  segmentId: string | null;
+  audienceCondition: unknown;
+  scheduledFor: Date | null;
+  audienceFixedAt: Date | null;
+  /** The project's cap on campaign mail per second, if it set one. */
+  ratePerSecond: number | null;
+}
+
+function toCampaign(row: Record<string, any>): CampaignForSend {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    status: row.status,
+    subject: row.subject,
+    body: row.body,
+    fromAddress: row.from_address,
+    fromName: row.from_name,
+    replyTo: row.reply_to,
+    type: row.type,
+    audienceType: row.audience_type,
+    segmentId: row.segment_id,
+    audienceCondition: typeof row.audience_condition === 'string' ? JSON.parse(row.audience_condition) : row.audience_condition,
+    scheduledFor: row.scheduled_for ? new Date(row.scheduled_for) : null,
+    audienceFixedAt: row.audience_fixed_at ? new Date(row.audience_fixed_at) : null,
+    ratePerSecond: row.campaign_rate_per_second ?? null,
+  };
+}
+
+export const campaignSendRepository = {
+  async find(em: EntityManager, campaignId: string): Promise<CampaignForSend | null> {
+    const rows = await em.execute(
+      `select c.*, p.campaign_rate_per_second from campaigns c join projects p on p.id = c.project_id where c.id = ?`,
+      [campaignId],
+    );
+    return rows.length ? toCampaign(rows[0]) : null;
+  },
+
+  /** SCHEDULED → SENDING when its time has come; true when the campaign is (now) SENDING. */
+  async begin(em: EntityManager, campaignId: string): Promise<boolean> {
+    const rows = await em.execute(
+      `update campaigns set status = 'SENDING', updated_at = now()
+       where id = ? and status in ('SCHEDULED', 'SENDING') returning id`,
+      [campaignId],
+    );
+    return rows.length > 0;
+  },
+
+  /**
+   * Fixes the audience once (contract 11): every contact the audience selects, subscribed ones
+   * only for MARKETING and HEADLESS, in one statement with the mark that it is fixed. A retry
+   * after that changes nothing, so a resumed send walks exactly the same recipients.
+   * `audience` is a query selecting `contact_id` (all contacts, a segment's members, a condition).
+   */
+  async fixAudience(em: EntityManager, campaign: CampaignForSend, audience: { sql: string; params: unknown[] }): Promise<number> {
+    return em.transactional(async (tx) => {
+      const [locked] = await tx.execute(`select audience_fixed_at from campaigns where id = ? for update`, [campaign.id]);
+      if (!locked?.audience_fixed_at) {
+        const subscribedOnly = campaign.type === 'MARKETING' || campaign.type === 'HEADLESS';
+        await tx.execute(
+          `insert into campaign_recipients (campaign_id, contact_id)
+           select ?, c.id from contacts c
+           where c.project_id = ? and c.id in (${audience.sql}) ${subscribedOnly ? 'and c.subscribed' : ''}
+           on conflict do nothing`,
+          [campaign.id, campaign.projectId, ...audience.params],
+        );
+        await tx.execute(
+          `update campaigns set audience_fixed_at = now(), updated_at = now(),
+             total_recipients = (select count(*) from campaign_recipients where campaign_id = ?)
+           where id = ?`,
+          [campaign.id, campaign.id],
+        );
+      }
+      const [row] = await tx.execute(`select total_recipients from campaigns where id = ?`, [campaign.id]);
+      return row.total_recipients as number;
+    });
+  },
+
+  /** The next recipients after `afterContactId` (keyset on contact id), with their contacts; deleted contacts drop out. */
+  async recipientsPage(em: EntityManager, campaignId: string, afterContactId: string | null, limit: number): Promise<{ contacts: ContactRow[]; lastContactId: string | null }> {
+    const ids = await em.execute(
+      `select contact_id from campaign_recipients where campaign_id = ? and (?::uuid is null or contact_id > ?::uuid) order by contact_id limit ?`,
+      [campaignId, afterContactId, afterContactId, limit],
+    );
+    if (!ids.length) return { contacts: [], lastContactId: null };
+    const idList = `{${ids.map((r: any) => r.contact_id).join(',')}}`;
+    const rows = await em.execute(`select * from contacts where id = any(?::uuid[]) order by id`, [idList]);
+    return { contacts: rows.map(toContact), lastContactId: ids[ids.length - 1].contact_id };
+  },
+
+  /** The campaign's emails for these contacts (recorded by this batch or an earlier attempt of it). */
+  async emailIdsFor(em: EntityManager, campaignId: string, contactIds: string[]): Promise<string[]> {
+    if (!contactIds.length) return [];
+    const rows = await em.execute(`select id from emails where campaign_id = ? and contact_id = any(?::uuid[]) order by contact_id`, [
+      campaignId,
+      `{${contactIds.join(',')}}`,
+    ]);
+    return rows.map((r: any) => r.id);
+  },
+
+  /** sentCount from the emails themselves, so a repeated batch cannot count twice. */
+  async refreshSentCount(em: EntityManager, campaignId: string): Promise<number> {
+    const [row] = await em.execute(
+      `update campaigns set sent_count = (select count(*) from emails where campaign_id = ? and sent_at is not null), updated_at = now()
+       where id = ? returning sent_count`,
+      [campaignId, campaignId],
+    );
+    return row?.sent_count ?? 0;
+  },
+
+  /** SENDING → SENT once every recipient has been handed to the transport. */
+  async finish(em: EntityManager, campaignId: string): Promise<boolean> {
+    const rows = await em.execute(`update campaigns set status = 'SENT', sent_at = now(), updated_at = now() where id = ? and status = 'SENDING' returning id`, [campaignId]);
+    return rows.length > 0;
+  },
+};

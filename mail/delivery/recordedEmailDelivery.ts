@@ -1,0 +1,122 @@
+import type { Orm } from '../../db/orm';
+import type { Config } from '../../lib/config';
+import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { MailTransport } from '../mailTransport';
+import { emailRepository, type DeliveryOutcome, type EmailAttachment, type EmailRow } from '../../db/emails/emailRepository';
+import { domainRepository, type DkimSigningKey } from '../../db/domains/domainRepository';
+import { sendRecordedEmail } from './emailSender';
+
+export interface DeliveryAttemptResult {
+  sent: number;
+  failed: number;
+  suppressed: number;
+  /** Emails that failed temporarily: to try again after a wait. */
+  retry: string[];
+}
+
+export interface DeliveryServices {
+  config: Config;
+  orm: Orm;
+  transport: MailTransport;
+  eventTriggers: EventTriggers;
+}
+
+/** Emails handed to the transport at once; also how many a crash mid-attempt can send twice. */
+export const SEND_WAVE = 10;
+/** How long a claim keeps other deliveries off an email; the same owner reclaims at once. */
+const CLAIM_HOLD_SECONDS = 600;
+
+/**
+ * One delivery attempt over recorded emails, whoever recorded them (a transactional send, a
+ * campaign batch, a workflow step): claims those still to send under `owner` (stable across
+ * retries of the same attempt), refuses the ones a suppression or an unsubscribe now forbids,
+ * signs and sends the rest in waves, and records each wave's outcome, with its email.sent /
+ * email.failed events, before the next (a crash repeats at most the wave in flight).
+ */
+export async function deliverRecordedEmails(
+  services: DeliveryServices,
+  emailIds: string[],
+  owner: string,
+  onWave: (done: number) => void = () => undefined,
+  waveSize = SEND_WAVE,
+): Promise<DeliveryAttemptResult> {
+  const { orm } = services;
+  const em = orm.em.fork();
+  const claimed = await emailRepository.claimForDelivery(em, emailIds, owner, CLAIM_HOLD_SECONDS);
+  const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
+  if (!claimed.length) return result;
+
+  const refusals = await refusedByRecipient(em, claimed);
+  const sendable = claimed.filter((email) => !refusals.has(email.id));
+  const suppressedOutcomes: DeliveryOutcome[] = [...refusals].map(([emailId, error]) => ({ emailId, status: 'SUPPRESSED', error }));
+  if (suppressedOutcomes.length) await recordAndAnnounce(services, suppressedOutcomes);
+  result.suppressed = suppressedOutcomes.length;
+
+  const dkimKeys = new Map<string, DkimSigningKey | null>();
+  const attachmentSets = new Map<string, EmailAttachment[]>();
+  for (let i = 0; i < sendable.length; i += waveSize) {
+    const wave = sendable.slice(i, i + waveSize);
+    const outcomes = await Promise.all(
+      wave.map(async (email): Promise<DeliveryOutcome> => {
+        const dkim = await signingKey(services, email, dkimKeys);
+        if (dkim === undefined) {
+          return { emailId: email.id, status: 'FAILED', error: `The sender domain of ${email.fromAddress} is no longer a domain of this project` };
+        }
+        const attachments = email.attachmentSetId ? await attachmentsOf(orm, email.attachmentSetId, attachmentSets) : [];
+        return sendRecordedEmail(services.transport, email, { dkim, attachments });
+      }),
+    );
+    await recordAndAnnounce(services, outcomes);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'SENT') result.sent++;
+      else if (outcome.status === 'FAILED') result.failed++;
+      else if (outcome.status === 'RETRY') result.retry.push(outcome.emailId);
+    }
+    onWave(i + wave.length);
+  }
+  return result;
+}
+
+async function recordAndAnnounce(services: DeliveryServices, outcomes: DeliveryOutcome[]): Promise<void> {
+  const events = await emailRepository.recordOutcomes(services.orm.em.fork(), outcomes);
+  for (const [projectId, list] of events) await services.eventTriggers.afterEventsRecorded(projectId, list);
+}
+
+/**
+ * Why each email may not be sent now, if it may not: its address was suppressed (a hard bounce
+ * or a complaint) or, for MARKETING mail, its contact unsubscribed since it was accepted.
+ */
+async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: EmailRow[]): Promise<Map<string, string>> {
+  const refusals = new Map<string, string>();
+  const byProject = new Map<string, EmailRow[]>();
+  for (const email of emails) byProject.set(email.projectId, [...(byProject.get(email.projectId) ?? []), email]);
+  for (const [projectId, list] of byProject) {
+    const suppressed = await emailRepository.suppressedAddresses(em, projectId, [...new Set(list.map((e) => e.toAddress))]);
+    const marketing = list.filter((e) => e.type === 'MARKETING' && e.contactId);
+    const unsubscribed = new Set<string>();
+    if (marketing.length) {
+      const rows = await em.execute(`select id from contacts where id = any(?::uuid[]) and not subscribed`, [`{${marketing.map((e) => e.contactId).join(',')}}`]);
+      for (const r of rows as Array<{ id: string }>) unsubscribed.add(r.id);
+    }
+    for (const email of list) {
+      if (suppressed.has(email.toAddress)) refusals.set(email.id, 'The address is suppressed after a hard bounce or a complaint');
+      else if (email.type === 'MARKETING' && email.contactId && unsubscribed.has(email.contactId)) refusals.set(email.id, 'The contact is unsubscribed');
+    }
+  }
+  return refusals;
+}
+
+/** The DKIM key for the email's sender domain; undefined when the project no longer has that domain. */
+async function signingKey(services: DeliveryServices, email: EmailRow, cache: Map<string, DkimSigningKey | null>): Promise<DkimSigningKey | undefined> {
+  const key = `${email.projectId} ${email.fromAddress.split('@')[1]}`;
+  if (!cache.has(key)) {
+    const domain = await domainRepository.findSigningDomain(services.orm.em.fork(), email.projectId, email.fromAddress);
+    cache.set(key, domain ? domainRepository.dkimSigningKey(services.config.secret, domain) : null);
+  }
+  return cache.get(key) ?? undefined;
+}
+
+async function attachmentsOf(orm: Orm, setId: string, cache: Map<string, EmailAttachment[]>): Promise<EmailAttachment[]> {
+  if (!cache.has(setId)) cache.set(setId, await emailRepository.attachments(orm.em.fork(), setId));
+  return cache.get(setId)!;
+}

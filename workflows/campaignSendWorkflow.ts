@@ -1,0 +1,156 @@
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  continueAsNew,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CampaignActivities } from '../activities/campaignActivities';
+import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
+import { deliveryTaskQueue } from '../temporal-config/taskQueues';
+import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+
+const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend } = proxyActivities<CampaignActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const { sendCampaignBatch } = proxyActivities<CampaignActivities>({
+  // Each wave of a batch heartbeats: a killed worker is noticed within the heartbeat timeout and
+  // the batch is repeated elsewhere, finding the emails it already recorded and sent.
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** Recipients per batch: one activity renders, records and delivers them. */
+const BATCH_SIZE = 500;
+/** Well below Temporal's history limits; the send carries on in a fresh run with its cursor. */
+const MAX_HISTORY_EVENTS = 4000;
+
+export interface CampaignProgress {
+  phase: 'WAITING' | 'SENDING' | 'SENT' | 'CANCELLED' | 'NOT_SENDABLE';
+  totalRecipients: number;
+  /** The last contact id handed to a batch (the audience is walked in contact id order). */
+  cursor: string | null;
+  recipients: number;
+  sent: number;
+  failed: number;
+  suppressed: number;
+  batches: number;
+  /** Emails of this campaign whose temporary failures went to delivery workflows for retries. */
+  retried: number;
+}
+
+export interface CampaignSendInput {
+  campaignId: string;
+  projectId: string;
+  /** Set when a run continues as new: where the previous run stopped. */
+  resume?: { progress: CampaignProgress; ratePerSecond: number | null; retryDelaysSeconds: number[] };
+}
+
+export const getProgress = defineQuery<CampaignProgress>('getProgress');
+
+/**
+ * `campaign-<id>`: a campaign's send, from its schedule to its last recipient (contract 11).
+ * Waits for `scheduledFor` on a durable timer, fixes the audience, then walks it by keyset in
+ * batches; each batch renders, records (one email per campaign and contact, under a unique key)
+ * and delivers inside an activity, so no recipient list ever travels through workflow history.
+ * A project's rate cap paces the batches. Cancelling the workflow (the API's cancel, or an
+ * operator in the Temporal UI) ends it with the campaign CANCELLED; mail already handed over stays sent.
+ */
+export async function campaignSendWorkflow(input: CampaignSendInput): Promise<CampaignProgress> {
+  const progress: CampaignProgress = input.resume?.progress ?? {
+    phase: 'WAITING',
+    totalRecipients: 0,
+    cursor: null,
+    recipients: 0,
+    sent: 0,
+    failed: 0,
+    suppressed: 0,
+    batches: 0,
+    retried: 0,
+  };
+  setHandler(getProgress, () => progress);
+  let ratePerSecond = input.resume?.ratePerSecond ?? null;
+  let retryDelaysSeconds = input.resume?.retryDelaysSeconds ?? [];
+
+  try {
+    if (!input.resume) {
+      const campaign = await loadCampaignForSend({ campaignId: input.campaignId });
+      if (!campaign || (campaign.status !== 'SCHEDULED' && campaign.status !== 'SENDING')) {
+        progress.phase = 'NOT_SENDABLE';
+        return progress;
+      }
+      ratePerSecond = campaign.ratePerSecond;
+      retryDelaysSeconds = campaign.retryDelaysSeconds;
+      const wait = campaign.scheduledFor ? Date.parse(campaign.scheduledFor) - Date.now() : 0;
+      if (wait > 0) await sleep(wait);
+      if (!(await beginCampaignSend({ campaignId: input.campaignId }))) {
+        progress.phase = 'CANCELLED';
+        return progress;
+      }
+      progress.phase = 'SENDING';
+      progress.totalRecipients = await fixCampaignAudience({ campaignId: input.campaignId });
+    }
+
+    for (;;) {
+      const startedAt = Date.now();
+      const batch = await sendCampaignBatch({ campaignId: input.campaignId, afterContactId: progress.cursor, limit: BATCH_SIZE });
+      if (batch.stopped) {
+        progress.phase = 'CANCELLED';
+        return progress;
+      }
+      progress.batches++;
+      progress.recipients += batch.recipients;
+      progress.sent += batch.sent;
+      progress.failed += batch.failed;
+      progress.suppressed += batch.suppressed;
+      if (batch.retry.length) {
+        progress.retried += batch.retry.length;
+        await retryLater(input.projectId, input.campaignId, batch.retry, retryDelaysSeconds);
+      }
+      if (!batch.nextCursor) break;
+      progress.cursor = batch.nextCursor;
+
+      if (ratePerSecond) {
+        const minimumMs = (batch.recipients / ratePerSecond) * 1000;
+        const spentMs = Date.now() - startedAt;
+        if (minimumMs > spentMs) await sleep(minimumMs - spentMs);
+      }
+      if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS) {
+        await continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds } });
+      }
+    }
+    await finishCampaignSend({ campaignId: input.campaignId });
+    progress.phase = 'SENT';
+    return progress;
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Cancelled through Temporal: the API marked the campaign already; an operator's cancel in
+    // the UI did not, so the campaign is marked here, whatever cancelled the run.
+    await CancellationScope.nonCancellable(() => cancelCampaignSend({ campaignId: input.campaignId }));
+    progress.phase = 'CANCELLED';
+    return progress;
+  }
+}
+
+/** Temporarily failed campaign emails get the transactional delivery's retries, in a workflow of their own. */
+async function retryLater(projectId: string, campaignId: string, emailIds: string[], retryDelaysSeconds: number[]): Promise<void> {
+  await startChild(emailDeliveryWorkflow, {
+    workflowId: `deliver-${emailIds[0]}`,
+    taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
+    args: [{ projectId, emailIds, retryDelaysSeconds }],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    typedSearchAttributes: [
+      { key: ProjectIdSearchAttribute, value: projectId },
+      { key: CampaignIdSearchAttribute, value: campaignId },
+      { key: EmailIdsSearchAttribute, value: emailIds },
+    ],
+  });
+}
