@@ -141,10 +141,9 @@ describe('POST /campaigns', () => {
       expect({ field, status: res.status, code: res.body.error?.code }).toEqual({ field, status: 422, code: 'VALIDATION_ERROR' });
       expect(fieldsOf(res)).toContain(field);
     }
-    for (const body of [[], 'text', 42]) {
-      const res = await post(body);
-      expect(res.status).toBe(422);
-    }
+    // A body that is not a JSON object: an array is the wrong type, anything else not a JSON body at all.
+    expect((await post([])).status).toBe(422);
+    for (const body of ['text', 42]) expect((await post(body)).body.error.code).toBe('INVALID_REQUEST_BODY');
     const nothing = await stack.http.request('POST', '/campaigns', { key: shared.project.secretKey, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
     expect(nothing.status).toBe(400);
   });
@@ -194,11 +193,13 @@ describe('audiences', () => {
       expect(fieldsOf(res).every((f) => f.startsWith('audienceCondition'))).toBe(true);
     }
 
-    // Nested far beyond any sensible tree: refused, not a stack overflow.
-    let deep: any = { logic: 'AND', groups: [{ filters: [{ field: 'email', operator: 'exists' }] }] };
-    for (let i = 0; i < 2000; i++) deep = { logic: 'AND', groups: [{ conditions: deep }] };
-    const tooDeep = await api(project).post('/campaigns', draft(domain, { audienceType: 'FILTERED', audienceCondition: deep }));
-    expect(tooDeep.status).toBe(422);
+    // Nested far beyond any sensible tree: refused (the JSON depth limit), not a stack overflow.
+    const levels = 2000;
+    const deep = '{"logic":"AND","groups":[{"conditions":'.repeat(levels) + '{"logic":"AND","groups":[{"filters":[{"field":"email","operator":"exists"}]}]}' + '}]}'.repeat(levels);
+    const body = JSON.stringify(draft(domain, { audienceType: 'FILTERED', audienceCondition: '__TREE__' })).replace('"__TREE__"', deep);
+    const tooDeep = await stack.http.request('POST', '/campaigns', { key: project.secretKey, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error.code).toBe('INVALID_REQUEST_BODY');
 
     const condition = { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] };
     const ok = await createCampaign(project, domain, { audienceType: 'FILTERED', audienceCondition: condition });
