@@ -367,6 +367,9 @@ describe('POST /campaigns/:id/test', () => {
     expect(toContact.body).toMatchObject({ success: true, data: { to: 'ada@example.org', subject: '[TEST] Hi Ada' } });
     const mail = await smtp.waitFor((m) => m.envelopeTo.includes('ada@example.org') && m.parsed.subject === '[TEST] Hi Ada', 30_000);
     expect(mail.parsed.html).toContain('Plan: pro');
+    // The copy looks like the real MARKETING mail: unsubscribe footer and one-click headers.
+    expect(mail.parsed.html).toContain('http://mailroom.test/unsubscribe/');
+    expect(mail.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r?$/m);
     expect(mail.parsed.from?.value[0].address).toBe(`news@${domain}`);
 
     const stranger = await api(project).post(`/campaigns/${c.id}/test`, { email: 'stranger@example.org' });
@@ -536,6 +539,18 @@ describe('POST /campaigns/:id/send and /cancel', () => {
       expect(res.body.error.code).toBe('BAD_REQUEST');
     }
     expect((await api(shared.project).get(`/campaigns/${c.id}`)).body.status).toBe('DRAFT');
+  });
+
+  it('takes a campaign-<id> workflow already running (a start retried after a timeout) as started', async () => {
+    const c = await createCampaign(shared.project, shared.domain);
+    await stack.temporal.workflow.start('campaignSendWorkflow', {
+      workflowId: `campaign-${c.id}`,
+      taskQueue: `${stack.config.temporalTaskQueue}-nobody`,
+      args: [{ campaignId: c.id, projectId: shared.project.id }],
+    });
+    const res = await api(shared.project).post(`/campaigns/${c.id}/send`, {});
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('SENDING');
   });
 
   it('starts once when two sends race', async () => {
