@@ -144,6 +144,11 @@ export function campaignRoutes(deps: ApiDeps) {
       throw badRequest(errors.map((e) => e.message).join('; '), { errors });
     }
     if (campaign.status !== 'DRAFT') throw notDraft('sent', campaign.status);
+    // What was valid when the draft was saved may not be now: the domain lost, the segment deleted.
+    if (!(await domainRepository.findVerifiedSenderDomain(ctx.state.em, campaign.projectId, campaign.from))) throw unverifiedSenderDomain(campaign.from);
+    if (campaign.audienceType === 'SEGMENT' && !campaign.segmentId) {
+      throw validationFailed([{ field: 'segmentId', message: 'The campaign\'s segment was deleted; choose another audience with PUT before sending', code: 'invalid_type' }]);
+    }
     const started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
     ctx.body = {
       success: true,

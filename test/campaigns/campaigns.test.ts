@@ -3,6 +3,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
+import { eventually } from '../support/eventually';
 import { accountWithProject, type TestProject } from '../support/accounts';
 
 let dns: TestDnsServer;
@@ -146,6 +147,13 @@ describe('POST /campaigns', () => {
     for (const body of ['text', 42]) expect((await post(body)).body.error.code).toBe('INVALID_REQUEST_BODY');
     const nothing = await stack.http.request('POST', '/campaigns', { key: shared.project.secretKey, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
     expect(nothing.status).toBe(400);
+  });
+
+  it('never answers 500 to odd strings (lone surrogates, zero-width, right-to-left marks)', async () => {
+    for (const name of ['\ud800 lone', 'zero\u200bwidth', '\u202etxt.exe', '\ufeffbom']) {
+      const res = await api(shared.project).post('/campaigns', draft(shared.domain, { name, subject: name }));
+      expect({ name, ok: res.status === 201 || res.status === 422 || res.status === 400 }).toEqual({ name, ok: true });
+    }
   });
 
   it('accepts a subject of exactly 998 characters', async () => {
@@ -531,6 +539,25 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     expect(now.body).toMatchObject({ data: { status: 'SENDING', scheduledFor: null }, message: 'Campaign is being sent' });
   });
 
+  it('refuses to send a draft whose segment was deleted (422) or whose sender domain is no longer verified (403)', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const segmentId = await insertSegment(project.id, 'Gone soon');
+    const c = await createCampaign(project, domain, { audienceType: 'SEGMENT', segmentId });
+    await sql(`delete from segments where id = ?`, [segmentId]);
+    expect((await api(project).get(`/campaigns/${c.id}`)).body).toMatchObject({ audienceType: 'SEGMENT', segmentId: null });
+    const orphan = await api(project).post(`/campaigns/${c.id}/send`, {});
+    expect(orphan.status).toBe(422);
+    expect(fieldsOf(orphan)).toEqual(['segmentId']);
+
+    const other = await createCampaign(project, domain);
+    const domains = await api(project).get(`/domains/project/${project.id}`);
+    for (const d of domains.body) expect((await api(project).delete(`/domains/${d.id}`)).status).toBe(204);
+    const unverified = await api(project).post(`/campaigns/${other.id}/send`, {});
+    expect(unverified.status).toBe(403);
+    expect(unverified.body.error.code).toBe('INTERNAL_SERVER_ERROR');
+    expect((await api(project).get(`/campaigns/${other.id}`)).body.status).toBe('DRAFT');
+  });
+
   it('answers 400 for an unparseable date and leaves the campaign a DRAFT', async () => {
     const c = await createCampaign(shared.project, shared.domain);
     for (const scheduledFor of ['tomorrow-ish', '', '2026-13-45T99:00:00Z', true, { at: 1 }, [1], 1e20, '+275760-09-13T00:00:00.000Z', 'x'.repeat(10_000)]) {
@@ -559,9 +586,12 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400]);
     const history = await stack.temporal.workflow.getHandle(`campaign-${c.id}`).fetchHistory();
     expect(history.events?.filter((e) => e.workflowExecutionStartedEventAttributes)).toHaveLength(1);
-    const runs: string[] = [];
-    for await (const wf of stack.temporal.workflow.list({ query: `WorkflowId = "campaign-${c.id}"` })) runs.push(wf.runId);
-    expect(runs).toHaveLength(1);
+    // Visibility lags a little behind the start: wait for it, then there must be exactly one run.
+    await eventually(async () => {
+      const runs: string[] = [];
+      for await (const wf of stack.temporal.workflow.list({ query: `WorkflowId = "campaign-${c.id}"` })) runs.push(wf.runId);
+      expect(runs).toHaveLength(1);
+    });
   });
 
   it('cancels a SCHEDULED or SENDING campaign (CANCELLED, workflow cancel requested); other states answer 400', async () => {
@@ -573,8 +603,11 @@ describe('POST /campaigns/:id/send and /cancel', () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ success: true, data: { id: c.id, status: 'CANCELLED', cancelledAt: expect.any(String) } });
       expect((await api(project).get(`/campaigns/${c.id}`)).body).toMatchObject({ status: 'CANCELLED', cancelledAt: res.body.data.cancelledAt });
-      const history = await stack.temporal.workflow.getHandle(`campaign-${c.id}`).fetchHistory();
-      expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
+      // Temporal buffers the request while a workflow task is in flight, so it shows in the history shortly after.
+      await eventually(async () => {
+        const history = await stack.temporal.workflow.getHandle(`campaign-${c.id}`).fetchHistory();
+        expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
+      });
 
       const twice = await api(project).post(`/campaigns/${c.id}/cancel`);
       expect(twice.status).toBe(400);
