@@ -656,3 +656,12 @@ describe('ids', () => {
     expect(mine.body).toMatchObject({ status: 'DRAFT', name: 'November news' });
   });
 });
+
+// Last in the file: whatever the tests above sent, the API never answered a 5xx.
+describe('the whole run', () => {
+  it('answered no request with a 5xx', () => {
+    const requests = stack.logs.filter((l) => l.msg === 'request');
+    expect(requests.length).toBeGreaterThan(200);
+    expect(requests.filter((l) => typeof l.status === 'number' && l.status >= 500)).toEqual([]);
+  });
+});
