@@ -4,6 +4,8 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { eventually } from '../support/eventually';
+import { HttpClient } from '../support/http';
+import { startApiServer } from '../../api/server';
 import { accountWithProject, type TestProject } from '../support/accounts';
 
 let dns: TestDnsServer;
@@ -558,6 +560,22 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     expect((await api(project).get(`/campaigns/${other.id}`)).body.status).toBe('DRAFT');
   });
 
+  it('puts the campaign back to DRAFT and answers 503 when Temporal cannot be reached', async () => {
+    // A second API on the same database whose Temporal address answers nothing.
+    const cut = await startApiServer({ ...stack.config, temporalAddress: '127.0.0.1:1' }, stack.logger, { host: '127.0.0.1' });
+    try {
+      const c = await createCampaign(shared.project, shared.domain);
+      const res = await new HttpClient(cut.url).post(`/campaigns/${c.id}/send`, {}, { key: shared.project.secretKey });
+      expect(res.status).toBe(503);
+      expect(res.body.error.message).toContain('still a draft');
+      expect((await api(shared.project).get(`/campaigns/${c.id}`)).body).toMatchObject({ status: 'DRAFT', scheduledFor: null });
+      // Once Temporal answers again, the same send goes through.
+      expect((await api(shared.project).post(`/campaigns/${c.id}/send`, {})).body.data.status).toBe('SENDING');
+    } finally {
+      await cut.close();
+    }
+  });
+
   it('answers 400 for an unparseable date and leaves the campaign a DRAFT', async () => {
     const c = await createCampaign(shared.project, shared.domain);
     for (const scheduledFor of ['tomorrow-ish', '', '2026-13-45T99:00:00Z', true, { at: 1 }, [1], 1e20, '+275760-09-13T00:00:00.000Z', 'x'.repeat(10_000)]) {
@@ -662,6 +680,7 @@ describe('the whole run', () => {
   it('answered no request with a 5xx', () => {
     const requests = stack.logs.filter((l) => l.msg === 'request');
     expect(requests.length).toBeGreaterThan(200);
-    expect(requests.filter((l) => typeof l.status === 'number' && l.status >= 500)).toEqual([]);
+    // The one deliberate 503 (Temporal unreachable) aside.
+    expect(requests.filter((l) => typeof l.status === 'number' && l.status >= 500 && l.status !== 503)).toEqual([]);
   });
 });
