@@ -38,6 +38,6 @@ const treeSchema: z.ZodType<Tree> = z.lazy(() =>
 // Recursion is bounded: api/middleware/jsonBody.ts refuses bodies nested deeper than 32 levels.
 export const conditionTreeSchema = treeSchema;
 
-export async function validateConditionTree(_em: EntityManager, _projectId: string, _tree: unknown, _options: { selfSegmentId?: string } = {}): Promise<FieldError[]> {
+export async function validateConditionTree(_em: EntityManager, _projectId: string, _tree: unknown, _options: { selfSegmentId?: string; path?: string } = {}): Promise<FieldError[]> {
   return [];
 }

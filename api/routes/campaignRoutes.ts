@@ -50,8 +50,7 @@ export function campaignRoutes(deps: ApiDeps) {
       if (fields.audienceCondition == null) {
         problems.push({ field: 'audienceCondition', message: 'audienceCondition is required when audienceType is FILTERED', code: 'invalid_type' });
       } else {
-        const treeProblems = await validateConditionTree(ctx.state.em, projectId, fields.audienceCondition);
-        problems.push(...treeProblems.map((p) => ({ ...p, field: `audienceCondition.${p.field}` })));
+        problems.push(...(await validateConditionTree(ctx.state.em, projectId, fields.audienceCondition, { path: 'audienceCondition' })));
       }
       audience.audienceCondition = fields.audienceCondition;
     }
