@@ -18,6 +18,7 @@ import { trackRoutes } from './routes/trackRoutes';
 import { eventRoutes } from './routes/eventRoutes';
 import { domainRoutes } from './routes/domainRoutes';
 import { templateRoutes } from './routes/templateRoutes';
+import { campaignRoutes } from './routes/campaignRoutes';
 import { verifyRoutes } from './routes/verifyRoutes';
 import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
@@ -52,6 +53,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     eventRoutes(deps),
     domainRoutes(deps),
     templateRoutes(deps),
+    campaignRoutes(deps),
     verifyRoutes(deps),
     trackingRoutes(deps),
     subscriptionPages(deps),

@@ -1,0 +1,157 @@
+import { domainToASCII } from 'node:url';
+import { z, type ZodTypeAny } from 'zod';
+import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
+// PLACEHOLDER: becomes '../../db/conditions/...' (the condition compiler) at merge.
+import { conditionTreeSchema } from '../campaigns/audienceConditionPlaceholder';
+
+/** Limits of campaign fields (the specification gives only the subject's); the same as templates'. */
+export const CAMPAIGN_LIMITS = {
+  name: 200,
+  description: 1000,
+  subject: 998,
+  /** Characters; the JSON body limit (1 MB) bounds it as well. */
+  body: 1_000_000,
+  fromName: 200,
+} as const;
+
+/** Offset pages: pageSize above this is clamped to it; page above MAX_PAGE is refused. */
+export const MAX_PAGE_SIZE = 100;
+const MAX_PAGE = 1_000_000;
+
+const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+
+const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
+
+/** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
+const singleLine = (field: string, max: number) =>
+  text(field)
+    .regex(CONTROL_CHARACTERS, `${field} must not contain line breaks or other control characters`)
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+/** An optional text field: null or an empty string clears it. */
+const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
+
+/** Addresses stored trimmed and lower-cased, an internationalised domain in its ASCII form (as sender domains are). */
+const senderAddress = (field: string) =>
+  text(field)
+    .trim()
+    .transform(asciiDomain)
+    .pipe(
+      z
+        .string()
+        .max(254, `${field} must be at most 254 characters`)
+        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
+    )
+    .transform((s) => s.toLowerCase());
+
+function asciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
+  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
+}
+
+const enumOf = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
+  z.enum(values, { errorMap: () => ({ message: `${field} must be one of ${values.join(', ')}` }) });
+
+const fields = {
+  name: singleLine('name', CAMPAIGN_LIMITS.name),
+  description: optional(text('description').max(CAMPAIGN_LIMITS.description, `description must be at most ${CAMPAIGN_LIMITS.description} characters`)),
+  subject: singleLine('subject', CAMPAIGN_LIMITS.subject),
+  body: text('body')
+    .max(CAMPAIGN_LIMITS.body, `body must be at most ${CAMPAIGN_LIMITS.body} characters`)
+    .refine((s) => s.trim().length > 0, 'body must not be empty'),
+  from: senderAddress('from'),
+  fromName: optional(
+    text('fromName')
+      .regex(CONTROL_CHARACTERS, 'fromName must not contain line breaks or other control characters')
+      .trim()
+      .max(CAMPAIGN_LIMITS.fromName, `fromName must be at most ${CAMPAIGN_LIMITS.fromName} characters`)
+      .transform((s) => s || null),
+  ),
+  replyTo: optional(senderAddress('replyTo')),
+  type: enumOf('type', CAMPAIGN_TYPES),
+  audienceType: enumOf('audienceType', AUDIENCE_TYPES),
+  segmentId: z
+    .string({ invalid_type_error: 'segmentId must be a string' })
+    .uuid('segmentId must be a UUID')
+    .transform((s) => s.toLowerCase())
+    .nullable()
+    .optional(),
+  audienceCondition: conditionTreeSchema.nullable().optional(),
+};
+
+/** POST /campaigns. Which audience fields are required is checked against the audience type afterwards. */
+export const createCampaignBody = z.object({ ...fields, type: fields.type.default('MARKETING') });
+
+/** PUT /campaigns/:id: every field optional; what is given replaces the stored value. */
+export const updateCampaignBody = z.object({
+  name: fields.name.optional(),
+  description: fields.description,
+  subject: fields.subject.optional(),
+  body: fields.body.optional(),
+  from: fields.from.optional(),
+  fromName: fields.fromName,
+  replyTo: fields.replyTo,
+  type: fields.type.optional(),
+  audienceType: fields.audienceType.optional(),
+  segmentId: fields.segmentId,
+  audienceCondition: fields.audienceCondition,
+});
+
+export const campaignListQuery = z.object({
+  page: z.coerce
+    .number({ invalid_type_error: 'page must be an integer' })
+    .int('page must be an integer')
+    .min(1, 'page must be at least 1')
+    .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
+    .default(1),
+  pageSize: z.coerce
+    .number({ invalid_type_error: 'pageSize must be an integer' })
+    .int('pageSize must be an integer')
+    .min(1, 'pageSize must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+  // Unlike sort and dir, an unrecognised status is refused (specification).
+  status: enumOf('status', CAMPAIGN_STATUSES).optional(),
+  search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
+  sort: z.enum(CAMPAIGN_SORTS).catch('createdAt').default('createdAt'),
+  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
+});
+
+/** The latest date a send may be scheduled for: PostgreSQL and ISO 8601 both end at year 9999 in practice. */
+const LATEST_SCHEDULE = Date.UTC(10000, 0, 1);
+
+/**
+ * POST /campaigns/:id/send: `scheduledFor` is anything a date parser accepts (an ISO string,
+ * another string Date.parse understands, or epoch milliseconds); omitted or null sends now.
+ */
+export const sendCampaignBody = z.object({
+  scheduledFor: z
+    .union([z.string().max(100, 'scheduledFor is too long to be a date'), z.number()], {
+      errorMap: () => ({ message: 'scheduledFor must be a date string (ISO 8601) or null' }),
+    })
+    .transform((value, ctx) => {
+      const time = typeof value === 'number' ? value : Date.parse(value);
+      if (!Number.isFinite(time) || Number.isNaN(new Date(time).getTime())) {
+        ctx.addIssue({ code: z.ZodIssueCode.invalid_date, message: `scheduledFor is not a date: ${String(value).slice(0, 100)}` });
+        return z.NEVER;
+      }
+      if (time >= LATEST_SCHEDULE) {
+        ctx.addIssue({ code: z.ZodIssueCode.too_big, maximum: LATEST_SCHEDULE, inclusive: false, type: 'date', message: 'scheduledFor must be before the year 10000' });
+        return z.NEVER;
+      }
+      return new Date(time);
+    })
+    .nullable()
+    .optional(),
+});
+
+export const testCampaignBody = z.object({
+  email: text('email')
+    .trim()
+    .max(254, 'email must be at most 254 characters')
+    .email('email must be an email address')
+    .transform((s) => s.toLowerCase()),
+});
