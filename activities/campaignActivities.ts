@@ -53,9 +53,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
 
     /** Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal). */
     async cancelCampaignSend(input: { campaignId: string }): Promise<void> {
-      await orm.em
-        .fork()
-        .execute(`update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), updated_at = now() where id = ? and status in ('SCHEDULED', 'SENDING')`, [input.campaignId]);
+      await campaignSendRepository.cancel(orm.em.fork(), input.campaignId);
     },
 
     /** SCHEDULED → SENDING; false when the campaign was cancelled or deleted meanwhile. */
@@ -133,7 +131,12 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       context.heartbeat({ recorded: emailIds.length });
 
       const owner = `campaign-${campaign.id}/${input.afterContactId ?? 'start'}`;
-      const result = await deliverRecordedEmails(services, emailIds, owner, (done) => context.heartbeat({ done }), CAMPAIGN_WAVE);
+      const result = await deliverRecordedEmails(services, emailIds, owner, {
+        waveSize: CAMPAIGN_WAVE,
+        onWave: (done) => context.heartbeat({ done }),
+        // A cancel reaches a running batch through its heartbeats or the campaign's status.
+        shouldStop: async () => context.cancellationSignal.aborted || !(await campaignSendRepository.isSending(orm.em.fork(), campaign.id)),
+      });
       await campaignSendRepository.refreshSentCount(em, campaign.id);
       if (result.retry.length) logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
       return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };

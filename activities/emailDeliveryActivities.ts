@@ -12,7 +12,9 @@ export function createEmailDeliveryActivities({ config, orm, mail, logger, event
     async deliverEmails(input: { emailIds: string[] }): Promise<DeliveryAttemptResult> {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
-      const result = await deliverRecordedEmails(services, input.emailIds, `${workflowId}/${context.info.activityId}`, (done) => context.heartbeat({ done }));
+      const result = await deliverRecordedEmails(services, input.emailIds, `${workflowId}/${context.info.activityId}`, {
+        onWave: (done) => context.heartbeat({ done }),
+      });
       if (result.retry.length) logger.warn({ emails: result.retry.length, workflowId }, 'temporary delivery failures; retrying later');
       return result;
     },

@@ -103,6 +103,8 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       const startedAt = Date.now();
       const batch = await sendCampaignBatch({ campaignId: input.campaignId, afterContactId: progress.cursor, limit: BATCH_SIZE });
       if (batch.stopped) {
+        // Cancelled without reaching this run (Temporal was unreachable then): tidy up the same way.
+        await cancelCampaignSend({ campaignId: input.campaignId });
         progress.phase = 'CANCELLED';
         return progress;
       }

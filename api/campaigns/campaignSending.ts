@@ -6,22 +6,10 @@ import type { CampaignRow, CampaignStatus } from '../../db/campaigns/campaignRep
 import { startWorkflow, workflowStartApiError, workflowStartLogFields, WorkflowStartError } from '../../temporal-config/startWorkflow';
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
 
+import { campaignSendWorkflow } from '../../workflows/campaignSendWorkflow';
+
 /** The campaign's one workflow (contract section 14): a retried start never runs it twice. */
 export const campaignWorkflowId = (campaignId: string) => `campaign-${campaignId}`;
-
-export interface CampaignSendInput {
-  campaignId: string;
-  projectId: string;
-}
-
-/**
- * The workflow is named, not imported: workflows/campaignSendWorkflow.ts is the lead's. The
- * client accepts a workflow type name; startWorkflow's signature asks for the function, whose
- * type this stands in for.
- * TODO(merge): import { campaignSendWorkflow } from '../../workflows/campaignSendWorkflow' instead.
- */
-type CampaignSendWorkflow = (input: CampaignSendInput) => Promise<void>;
-const campaignSendWorkflow = 'campaignSendWorkflow' as unknown as CampaignSendWorkflow;
 
 export interface SendStarted {
   id: string;

@@ -202,7 +202,7 @@ export function campaignRoutes(deps: ApiDeps) {
         {
           id: emailId,
           projectId,
-          contactId: null as unknown as string, // the column is nullable; NewEmail's type predates test emails
+          contactId: null,
           templateId: null,
           campaignId: null,
           source: 'CAMPAIGN',

@@ -124,6 +124,25 @@ export const campaignSendRepository = {
     return row?.sent_count ?? 0;
   },
 
+  async isSending(em: EntityManager, campaignId: string): Promise<boolean> {
+    const rows = await em.execute(`select 1 from campaigns where id = ? and status = 'SENDING'`, [campaignId]);
+    return rows.length > 0;
+  },
+
+  /**
+   * SCHEDULED or SENDING → CANCELLED, and the campaign's emails recorded but never attempted are
+   * withdrawn: they were not sent and now never will be. Safe to repeat.
+   */
+  async cancel(em: EntityManager, campaignId: string): Promise<void> {
+    await em.transactional(async (tx) => {
+      await tx.execute(
+        `update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), updated_at = now() where id = ? and status in ('SCHEDULED', 'SENDING')`,
+        [campaignId],
+      );
+      await tx.execute(`delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0`, [campaignId]);
+    });
+  },
+
   /** SENDING → SENT once every recipient has been handed to the transport. */
   async finish(em: EntityManager, campaignId: string): Promise<boolean> {
     const rows = await em.execute(`update campaigns set status = 'SENT', sent_at = now(), updated_at = now() where id = ? and status = 'SENDING' returning id`, [campaignId]);

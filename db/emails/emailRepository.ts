@@ -324,7 +324,8 @@ export const emailRepository = {
   async findUnattempted(em: EntityManager, olderThanSeconds: number, limit: number): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
     const rows = await em.execute(
       `select id, project_id, delivery_workflow_id from emails
-       where status = 'QUEUED' and attempts = 0 and created_at < now() - make_interval(secs => ?)
+       -- A campaign's emails belong to its own durable workflow, which a cancel may stop on purpose.
+       where status = 'QUEUED' and attempts = 0 and source <> 'CAMPAIGN' and created_at < now() - make_interval(secs => ?)
        order by created_at limit ?`,
       [olderThanSeconds, limit],
     );

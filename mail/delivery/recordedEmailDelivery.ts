@@ -28,36 +28,34 @@ const CLAIM_HOLD_SECONDS = 600;
 
 /**
  * One delivery attempt over recorded emails, whoever recorded them (a transactional send, a
- * campaign batch, a workflow step): claims those still to send under `owner` (stable across
- * retries of the same attempt), refuses the ones a suppression or an unsubscribe now forbids,
- * signs and sends the rest in waves, and records each wave's outcome, with its email.sent /
- * email.failed events, before the next (a crash repeats at most the wave in flight).
+ * campaign batch, a workflow step), in waves: each wave claims the emails still to send under
+ * `owner` (stable across retries of the same attempt), refuses the ones a suppression or an
+ * unsubscribe now forbids, signs and sends the rest, and records the outcomes, with their
+ * email.sent / email.failed events, before the next wave (a crash repeats at most the wave in flight).
  */
 export async function deliverRecordedEmails(
   services: DeliveryServices,
   emailIds: string[],
   owner: string,
-  onWave: (done: number) => void = () => undefined,
-  waveSize = SEND_WAVE,
+  options: { onWave?: (done: number) => void; waveSize?: number; shouldStop?: () => Promise<boolean> } = {},
 ): Promise<DeliveryAttemptResult> {
   const { orm } = services;
-  const em = orm.em.fork();
-  const claimed = await emailRepository.claimForDelivery(em, emailIds, owner, CLAIM_HOLD_SECONDS);
+  const waveSize = options.waveSize ?? SEND_WAVE;
   const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
-  if (!claimed.length) return result;
-
-  const refusals = await refusedByRecipient(em, claimed);
-  const sendable = claimed.filter((email) => !refusals.has(email.id));
-  const suppressedOutcomes: DeliveryOutcome[] = [...refusals].map(([emailId, error]) => ({ emailId, status: 'SUPPRESSED', error }));
-  if (suppressedOutcomes.length) await recordAndAnnounce(services, suppressedOutcomes);
-  result.suppressed = suppressedOutcomes.length;
-
   const dkimKeys = new Map<string, DkimSigningKey | null>();
   const attachmentSets = new Map<string, EmailAttachment[]>();
-  for (let i = 0; i < sendable.length; i += waveSize) {
-    const wave = sendable.slice(i, i + waveSize);
+  // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
+  // untouched rather than held.
+  for (let i = 0; i < emailIds.length; i += waveSize) {
+    if (options.shouldStop && (await options.shouldStop())) break;
+    const em = orm.em.fork();
+    const claimed = await emailRepository.claimForDelivery(em, emailIds.slice(i, i + waveSize), owner, CLAIM_HOLD_SECONDS);
+    if (!claimed.length) continue;
+    const refusals = await refusedByRecipient(em, claimed);
     const outcomes = await Promise.all(
-      wave.map(async (email): Promise<DeliveryOutcome> => {
+      claimed.map(async (email): Promise<DeliveryOutcome> => {
+        const refusal = refusals.get(email.id);
+        if (refusal) return { emailId: email.id, status: 'SUPPRESSED', error: refusal };
         const dkim = await signingKey(services, email, dkimKeys);
         if (dkim === undefined) {
           return { emailId: email.id, status: 'FAILED', error: `The sender domain of ${email.fromAddress} is no longer a domain of this project` };
@@ -70,9 +68,10 @@ export async function deliverRecordedEmails(
     for (const outcome of outcomes) {
       if (outcome.status === 'SENT') result.sent++;
       else if (outcome.status === 'FAILED') result.failed++;
-      else if (outcome.status === 'RETRY') result.retry.push(outcome.emailId);
+      else if (outcome.status === 'SUPPRESSED') result.suppressed++;
+      else result.retry.push(outcome.emailId);
     }
-    onWave(i + wave.length);
+    options.onWave?.(i + waveSize);
   }
   return result;
 }

@@ -1,0 +1,171 @@
+import { startTestStack, type TestStack } from '../support/testStack';
+import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
+import { dkimResults, projectWithVerifiedDomain } from '../support/sendingProject';
+import { eventually } from '../support/eventually';
+import type { TestProject } from '../support/accounts';
+
+/** Campaign sends end to end: the campaign-<id> workflow, a real SMTP server and DNS for DKIM. */
+let dns: TestDnsServer;
+let smtp: TestSmtpServer;
+let stack: TestStack;
+
+beforeAll(async () => {
+  dns = await startTestDnsServer();
+  smtp = await startSmtpServer();
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s' } });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await smtp?.close();
+  await dns?.close();
+});
+
+const sql = (query: string, params: unknown[] = []) => stack.orm.em.fork().execute(query, params);
+
+async function addContacts(project: TestProject, prefix: string, count: number, subscribed = true) {
+  const rows = Array.from({ length: count }, (_, i) => ({ email: `${prefix}-${i}@example.org`, subscribed, data: { firstName: `Reader${i}` } }));
+  await sql(
+    `insert into contacts (project_id, email, subscribed, data)
+     select ?, r.email, r.subscribed, r.data from jsonb_to_recordset(?::jsonb) as r(email text, subscribed boolean, data jsonb)`,
+    [project.id, JSON.stringify(rows)],
+  );
+  return rows.map((r) => r.email);
+}
+
+async function createCampaign(project: TestProject, domain: string, overrides: Record<string, unknown> = {}) {
+  const res = await stack.http.post(
+    '/campaigns',
+    { name: 'News', subject: 'News for {{firstName}}', body: '<p>Hello {{firstName}}, <a href="https://example.com/read">read on</a></p>', from: `news@${domain}`, audienceType: 'ALL', ...overrides },
+    { key: project.secretKey },
+  );
+  expect(res.status).toBe(201);
+  return res.body.data;
+}
+
+const campaignOf = async (project: TestProject, id: string) => (await stack.http.get(`/campaigns/${id}`, { key: project.secretKey })).body;
+
+async function untilStatus(project: TestProject, id: string, status: string, timeoutMs = 60_000) {
+  return eventually(async () => {
+    const campaign = await campaignOf(project, id);
+    if (campaign.status !== status) throw new Error(`status ${campaign.status}`);
+    return campaign;
+  }, timeoutMs);
+}
+
+const received = (prefix: string) => smtp.messages.filter((m) => m.envelopeTo[0].startsWith(`${prefix}-`));
+
+describe('sending a campaign', () => {
+  it('MARKETING to ALL: every subscribed contact gets one rendered, signed copy; then SENT with counters', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const subscribed = await addContacts(project, 'all', 30);
+    await addContacts(project, 'unsub', 5, false);
+    const campaign = await createCampaign(project, domain);
+    const send = await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
+    expect(send.status).toBe(200);
+    expect(send.body).toMatchObject({ success: true, data: { id: campaign.id, status: 'SENDING' }, message: 'Campaign is being sent' });
+
+    const sent = await untilStatus(project, campaign.id, 'SENT');
+    expect(sent).toMatchObject({ totalRecipients: 30, sentCount: 30, sentAt: expect.any(String) });
+    await eventually(() => {
+      if (received('all').length < 30) throw new Error(`${received('all').length} received`);
+    });
+    expect(received('unsub')).toHaveLength(0);
+    expect(new Set(received('all').map((m) => m.envelopeTo[0])).size).toBe(30);
+    const one = received('all').find((m) => m.envelopeTo[0] === subscribed[7])!;
+    expect(one.parsed.subject).toBe('News for Reader7');
+    expect(one.parsed.html).toContain('Hello Reader7');
+    expect(one.raw).toMatch(/List-Unsubscribe-Post: List-Unsubscribe=One-Click/);
+    expect(await dkimResults(stack, one.raw)).toEqual([expect.objectContaining({ signingDomain: domain, status: expect.objectContaining({ result: 'pass' }) })]);
+
+    const [emails] = await sql(`select count(*)::int as n, count(distinct contact_id)::int as contacts from emails where campaign_id = ? and source = 'CAMPAIGN'`, [campaign.id]);
+    expect(emails).toEqual({ n: 30, contacts: 30 });
+    const stats = await stack.http.get(`/campaigns/${campaign.id}/stats`, { key: project.secretKey });
+    expect(stats.body.data).toMatchObject({ totalRecipients: 30, sentCount: 30 });
+    const workflow = await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
+    expect(workflow).toMatchObject({ phase: 'SENT', sent: 30, recipients: 30 });
+  });
+
+  it('TRANSACTIONAL campaigns reach unsubscribed contacts too', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await addContacts(project, 'tx-sub', 3);
+    await addContacts(project, 'tx-unsub', 2, false);
+    const campaign = await createCampaign(project, domain, { type: 'TRANSACTIONAL' });
+    await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
+    expect((await untilStatus(project, campaign.id, 'SENT')).totalRecipients).toBe(5);
+    await eventually(() => {
+      if (received('tx-sub').length + received('tx-unsub').length < 5) throw new Error('not yet');
+    });
+  });
+
+  it('a scheduled campaign waits on a durable timer, then sends', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await addContacts(project, 'later', 3);
+    const campaign = await createCampaign(project, domain);
+    const at = new Date(Date.now() + 3000).toISOString();
+    const res = await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: at }, { key: project.secretKey });
+    expect(res.body).toMatchObject({ data: { status: 'SCHEDULED' }, message: expect.stringContaining('Campaign scheduled for') });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(received('later')).toHaveLength(0);
+    expect((await campaignOf(project, campaign.id)).status).toBe('SCHEDULED');
+    const sent = await untilStatus(project, campaign.id, 'SENT');
+    expect(new Date(sent.sentAt).getTime()).toBeGreaterThanOrEqual(Date.parse(at) - 50);
+    await eventually(() => {
+      if (received('later').length < 3) throw new Error('not yet');
+    });
+  });
+
+  it('cancelling a scheduled campaign stops it before any mail', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await addContacts(project, 'never', 3);
+    const campaign = await createCampaign(project, domain);
+    await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: new Date(Date.now() + 2000).toISOString() }, { key: project.secretKey });
+    const cancel = await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey });
+    expect(cancel.status).toBe(200);
+    const result = await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
+    expect(result).toMatchObject({ phase: 'CANCELLED', sent: 0 });
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(received('never')).toHaveLength(0);
+    expect((await campaignOf(project, campaign.id)).status).toBe('CANCELLED');
+  });
+
+  it('cancelling a sending campaign stops further mail; what was handed over stays sent', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await addContacts(project, 'stop', 1500);
+    smtp.slowDown(20);
+    try {
+      const campaign = await createCampaign(project, domain);
+      await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
+      await eventually(() => {
+        if (received('stop').length < 20) throw new Error('not started');
+      }, 60_000, 20);
+      expect((await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey })).status).toBe(200);
+      await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
+      await new Promise((r) => setTimeout(r, 1500));
+      const atCancel = received('stop').length;
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(received('stop').length).toBe(atCancel);
+      expect(atCancel).toBeLessThan(1500);
+      const after = await campaignOf(project, campaign.id);
+      expect(after.status).toBe('CANCELLED');
+    } finally {
+      smtp.slowDown(0);
+    }
+  });
+
+  it('an operator cancelling the run in Temporal marks the campaign CANCELLED too', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await addContacts(project, 'op', 2);
+    const campaign = await createCampaign(project, domain);
+    await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: new Date(Date.now() + 60_000).toISOString() }, { key: project.secretKey });
+    const handle = stack.temporal.workflow.getHandle(`campaign-${campaign.id}`);
+    await eventually(async () => {
+      const history = await handle.fetchHistory();
+      if (!history.events?.some((e) => e.timerStartedEventAttributes)) throw new Error('no timer yet');
+    });
+    await handle.cancel();
+    expect(await handle.result()).toMatchObject({ phase: 'CANCELLED' });
+    expect((await campaignOf(project, campaign.id)).status).toBe('CANCELLED');
+  });
+});
