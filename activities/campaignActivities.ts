@@ -12,7 +12,7 @@ import { emailLinks } from '../mail/links/signedLinks';
 export interface CampaignBatchResult {
   /** The campaign is no longer SENDING (cancelled, deleted): stop. */
   stopped: boolean;
-  /** Where the next batch starts; null when this batch reached the end of the audience. */
+  /** The last recipient this batch covered (the workflow plans batches with planCampaignBatches). */
   nextCursor: string | null;
   recipients: number;
   sent: number;
@@ -84,7 +84,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       if (!campaign || campaign.status !== 'SENDING') return { stopped: true, nextCursor: null, ...none };
 
       const page = await campaignSendRepository.recipientsPage(em, campaign.id, input.afterContactId, input.limit);
-      const nextCursor = page.lastContactId && (await hasMore(page.lastContactId)) ? page.lastContactId : null;
+      const nextCursor = page.lastContactId;
       if (!page.contacts.length) return { stopped: false, nextCursor, ...none };
 
       const domain = await domainRepository.findSigningDomain(em, campaign.projectId, campaign.fromAddress);
@@ -141,10 +141,11 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       if (result.retry.length) logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
       return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
 
-      async function hasMore(after: string): Promise<boolean> {
-        const rows = await em.execute(`select 1 from campaign_recipients where campaign_id = ? and contact_id > ?::uuid limit 1`, [input.campaignId, after]);
-        return rows.length > 0;
-      }
+    },
+
+    /** Where the next batches start (see campaignSendRepository.batchStarts). */
+    async planCampaignBatches(input: { campaignId: string; afterContactId: string | null; batchSize: number; count: number }) {
+      return campaignSendRepository.batchStarts(orm.em.fork(), input.campaignId, input.afterContactId, input.batchSize, input.count);
     },
 
     /** SENDING → SENT with sentAt; false when it was cancelled meanwhile. */

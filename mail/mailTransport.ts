@@ -71,11 +71,11 @@ function addressList(value: unknown): string[] {
   return Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : String((v as { address?: string }).address ?? v))) : [];
 }
 
-export function createSmtpTransport(smtpUrl: string, logger: Logger): MailTransport {
+export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnections = 5): MailTransport {
   const transporter = nodemailer.createTransport({
     url: smtpUrl,
     pool: true,
-    maxConnections: 5,
+    maxConnections,
     maxMessages: 500,
     connectionTimeout: 15_000,
     greetingTimeout: 15_000,
@@ -131,6 +131,6 @@ export function createOutboxTransport(orm: Orm, logger: Logger): MailTransport {
   };
 }
 
-export function createMailTransport(options: { smtpUrl?: string; orm: Orm; logger: Logger }): MailTransport {
-  return options.smtpUrl ? createSmtpTransport(options.smtpUrl, options.logger) : createOutboxTransport(options.orm, options.logger);
+export function createMailTransport(options: { smtpUrl?: string; orm: Orm; logger: Logger; maxConnections?: number }): MailTransport {
+  return options.smtpUrl ? createSmtpTransport(options.smtpUrl, options.logger, options.maxConnections) : createOutboxTransport(options.orm, options.logger);
 }

@@ -71,7 +71,8 @@ async function main() {
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  // Campaigns get their own, larger pool of SMTP connections.
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
   const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers: createEventTriggers(logger) });
   health?.attach(worker, connection);
 

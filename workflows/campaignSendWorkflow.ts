@@ -15,7 +15,7 @@ import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../temporal-config/taskQueues';
 import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
 
-const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend } = proxyActivities<CampaignActivities>({
+const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches } = proxyActivities<CampaignActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -30,6 +30,11 @@ const { sendCampaignBatch } = proxyActivities<CampaignActivities>({
 
 /** Recipients per batch: one activity renders, records and delivers them. */
 const BATCH_SIZE = 500;
+/**
+ * Batches in flight at once. One batch spends much of its time waiting (the database, the SMTP
+ * relay's answers), so a few side by side keep the worker busy; more would only queue.
+ */
+const PARALLEL_BATCHES = 4;
 /** Well below Temporal's history limits; the send carries on in a fresh run with its cursor. */
 const MAX_HISTORY_EVENTS = 4000;
 
@@ -101,27 +106,34 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
 
     for (;;) {
       const startedAt = Date.now();
-      const batch = await sendCampaignBatch({ campaignId: input.campaignId, afterContactId: progress.cursor, limit: BATCH_SIZE });
-      if (batch.stopped) {
+      const plan = await planCampaignBatches({ campaignId: input.campaignId, afterContactId: progress.cursor, batchSize: BATCH_SIZE, count: PARALLEL_BATCHES });
+      const batches = await Promise.all(
+        plan.starts.map((afterContactId) => sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: BATCH_SIZE })),
+      );
+      if (batches.some((batch) => batch.stopped)) {
         // Cancelled without reaching this run (Temporal was unreachable then): tidy up the same way.
         await cancelCampaignSend({ campaignId: input.campaignId });
         progress.phase = 'CANCELLED';
         return progress;
       }
-      progress.batches++;
-      progress.recipients += batch.recipients;
-      progress.sent += batch.sent;
-      progress.failed += batch.failed;
-      progress.suppressed += batch.suppressed;
-      if (batch.retry.length) {
-        progress.retried += batch.retry.length;
-        await retryLater(input.projectId, input.campaignId, batch.retry, retryDelaysSeconds);
+      let recipients = 0;
+      for (const batch of batches) {
+        progress.batches++;
+        recipients += batch.recipients;
+        progress.recipients += batch.recipients;
+        progress.sent += batch.sent;
+        progress.failed += batch.failed;
+        progress.suppressed += batch.suppressed;
+        if (batch.retry.length) {
+          progress.retried += batch.retry.length;
+          await retryLater(input.projectId, input.campaignId, batch.retry, retryDelaysSeconds);
+        }
       }
-      if (!batch.nextCursor) break;
-      progress.cursor = batch.nextCursor;
+      if (!plan.next) break;
+      progress.cursor = plan.next;
 
       if (ratePerSecond) {
-        const minimumMs = (batch.recipients / ratePerSecond) * 1000;
+        const minimumMs = (recipients / ratePerSecond) * 1000;
         const spentMs = Date.now() - startedAt;
         if (minimumMs > spentMs) await sleep(minimumMs - spentMs);
       }

@@ -104,6 +104,31 @@ export const campaignSendRepository = {
     return { contacts: rows.map(toContact), lastContactId: ids[ids.length - 1].contact_id };
   },
 
+  /**
+   * Where the next `count` batches of `batchSize` start, after `afterContactId`: the first starts
+   * there, each next one after the previous one's last recipient. `next` is where the batch after
+   * those would start (null at the end of the audience).
+   */
+  async batchStarts(em: EntityManager, campaignId: string, afterContactId: string | null, batchSize: number, count: number): Promise<{ starts: Array<string | null>; next: string | null; remaining: number }> {
+    const ends = await em.execute(
+      `select contact_id, n, total from (
+         select contact_id, row_number() over (order by contact_id) as n, count(*) over () as total
+         from (select contact_id from campaign_recipients
+               where campaign_id = ? and (?::uuid is null or contact_id > ?::uuid)
+               order by contact_id limit ?) page
+       ) numbered
+       where n % ? = 0 or n = total
+       order by n`,
+      [campaignId, afterContactId, afterContactId, batchSize * count, batchSize],
+    );
+    if (!ends.length) return { starts: [], next: null, remaining: 0 };
+    const covered = Number((ends[0] as { total: string | number }).total);
+    const starts: Array<string | null> = [afterContactId];
+    for (const row of ends as Array<{ contact_id: string }>) if (starts.length < Math.ceil(covered / batchSize)) starts.push(row.contact_id);
+    const last = ends[ends.length - 1] as { contact_id: string };
+    return { starts, next: covered === batchSize * count ? last.contact_id : null, remaining: covered };
+  },
+
   /** The campaign's emails for these contacts (recorded by this batch or an earlier attempt of it). */
   async emailIdsFor(em: EntityManager, campaignId: string, contactIds: string[]): Promise<string[]> {
     if (!contactIds.length) return [];

@@ -1,4 +1,4 @@
-import { convert, type HtmlToTextOptions } from 'html-to-text';
+import { compile, type HtmlToTextOptions } from 'html-to-text';
 import { MAX_HTML_DEPTH } from './htmlLandmarks';
 
 /**
@@ -27,6 +27,10 @@ const options: HtmlToTextOptions = {
   ],
 };
 
+// Compiled once: `convert` builds the selector machinery again on every call, which costs more
+// than the conversion itself for a typical email.
+const converter = compile(options);
+
 export function htmlToText(html: string): string {
-  return convert(html, options).trim();
+  return converter(html).trim();
 }

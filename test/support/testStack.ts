@@ -82,7 +82,8 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
   const api = await startApiServer(config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  // Campaigns get their own, larger pool of SMTP connections.
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
   const connection = await createClientConnection(temporalConnectionOptions(config), false);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
