@@ -12,6 +12,7 @@ import { createWorker, describeConfig } from './createWorker';
 import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../db/events/eventTriggers';
+import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal-config/connectionOptions';
 import { ensureNamespaceSetup } from '../temporal-config/namespaceSetup';
 import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal-config/waitForTemporal';
@@ -71,13 +72,16 @@ async function main() {
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
-  const { worker, all: workers } = await createWorker({ config, orm, mail, logger, connection, eventTriggers: createEventTriggers(logger) });
+  const eventTriggers = createEventTriggers(logger);
+  const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
+  const { worker, all: workers } = await createWorker({ config, orm, mail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
   logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
   await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();
+  await segmentUpdates.close();
   await mail.close();
   await orm.close();
   await connection.close();
