@@ -4,6 +4,7 @@ import { createCleanupActivities } from './cleanupActivities';
 import { createContactJobActivities } from './contactJobActivities';
 import { createDomainActivities } from './domainActivities';
 import { createEmailDeliveryActivities } from './emailDeliveryActivities';
+import { createSegmentActivities } from './segmentActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createContactJobActivities(deps),
     ...createDomainActivities(deps),
     ...createEmailDeliveryActivities(deps),
+    ...createSegmentActivities(deps),
   };
 }
 export type { ActivityDeps };

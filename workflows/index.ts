@@ -5,3 +5,4 @@ export { importContactsWorkflow, bulkContactsWorkflow } from './contactJobWorkfl
 export { domainRecheckWorkflow } from './domainRecheckWorkflow';
 export { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';
+export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWorkflow';
