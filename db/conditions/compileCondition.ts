@@ -261,18 +261,19 @@ export function compileCondition(tree: ConditionTree, options: CompileOptions): 
   }
 
   function activityFilter(ref: Extract<FieldRef, { kind: 'event' | 'emailActivity' }>, op: Operator, f: ConditionFilter): string {
+    // `when()` binds its parameter, so it is called where its text goes (parameters bind in order).
     const occurred = (age?: 'within' | 'olderThan') => {
       if (ref.kind === 'event') {
-        const when = age ? ` and e.created_at ${age === 'within' ? '>=' : '<'} ${interval(f)}` : '';
+        const when = () => (age ? ` and e.created_at ${age === 'within' ? '>=' : '<'} ${interval(f)}` : '');
         return strategy === 'row'
-          ? `exists (select 1 from events e where e.contact_id = c.id and e.name = ${p(ref.name)}${when})`
-          : `(c.id in (select e.contact_id from events e where e.project_id = ${p(options.projectId)} and e.name = ${p(ref.name)}${when} and e.contact_id is not null))`;
+          ? `exists (select 1 from events e where e.contact_id = c.id and e.name = ${p(ref.name)}${when()})`
+          : `(c.id in (select e.contact_id from events e where e.project_id = ${p(options.projectId)} and e.name = ${p(ref.name)}${when()} and e.contact_id is not null))`;
       }
       const column = `m.${EMAIL_COLUMNS[ref.activity]}`;
-      const when = age ? ` and ${column} ${age === 'within' ? '>=' : '<'} ${interval(f)}` : '';
+      const when = () => (age ? ` and ${column} ${age === 'within' ? '>=' : '<'} ${interval(f)}` : '');
       return strategy === 'row'
-        ? `exists (select 1 from emails m where m.contact_id = c.id and ${column} is not null${when})`
-        : `(c.id in (select m.contact_id from emails m where m.project_id = ${p(options.projectId)} and ${column} is not null${when} and m.contact_id is not null))`;
+        ? `exists (select 1 from emails m where m.contact_id = c.id and ${column} is not null${when()})`
+        : `(c.id in (select m.contact_id from emails m where m.project_id = ${p(options.projectId)} and ${column} is not null${when()} and m.contact_id is not null))`;
     };
     switch (op) {
       case 'triggered':
