@@ -17,7 +17,7 @@ export function createSegmentActivities({ orm, eventTriggers, logger }: Activity
   return {
     /**
      * Recomputes every tracked dynamic segment of every project (conditions over time such as
-     * "within 7 days" change without any event): segments in id order, each one page of contacts
+     * "within 7 days" change without any event): segments in id order, each one page of changes
      * at a time (segmentRepository.recompute), its entry/exit events handed to the triggers after
      * each page. Heartbeats after each segment; a retried attempt resumes after the last segment
      * the previous one finished.

@@ -10,16 +10,12 @@ export interface TrackedSegment {
   condition: ConditionTree;
 }
 
-/** Which contacts a reconciliation looks at: a keyset page of the project, or given contacts. */
-export type ReconcileScope = { kind: 'page'; after: { createdAt: string; id: string } | null; limit: number } | { kind: 'contacts'; ids: string[] };
+/** Which contacts a reconciliation looks at. */
+export type ReconcileScope = { kind: 'contacts'; ids: string[] };
 
 export interface ReconcileResult {
   added: number;
   removed: number;
-  /** Contacts looked at; a page shorter than its limit is the last. */
-  scanned: number;
-  /** Keyset position after this page (created_at as text, to keep its microseconds). */
-  last: { createdAt: string; id: string } | null;
   /** segment.<slug>.entry / .exit events recorded, to hand to eventTriggers.afterEventsRecorded. */
   events: RecordedEvent[];
 }
@@ -33,7 +29,7 @@ export const exitEventName = (slug: string) => `segment.${slug}.exit`;
  * (each change made by exactly one writer, so concurrent reconciliations never emit an event
  * twice), records `segment.<slug>.entry` / `.exit` for them (unless `emitEvents` is false: a new
  * segment's first members did not "join"), and moves the cached memberCount by the difference.
- * The condition is compiled per row (correlated probes), the right shape for a page of contacts.
+ * The condition is compiled per row (correlated probes), the right shape for a few contacts.
  */
 export async function reconcileTrackedSegment(
   em: EntityManager,
@@ -44,19 +40,8 @@ export async function reconcileTrackedSegment(
   const segments = await loadReferencedSegments(em, segment.projectId, segment.condition);
   const compiled = compileCondition(segment.condition, { projectId: segment.projectId, segments, strategy: 'row' });
   const params: unknown[] = [...compiled.params, segment.projectId];
-  let scopeSql: string;
-  if (scope.kind === 'page') {
-    scopeSql = `select c.id, c.created_at, ${compiled.sql} as match from contacts c where c.project_id = ?`;
-    if (scope.after) {
-      scopeSql += ` and (c.created_at, c.id) > (?::timestamptz, ?::uuid)`;
-      params.push(scope.after.createdAt, scope.after.id);
-    }
-    scopeSql += ` order by c.created_at, c.id limit ?`;
-    params.push(scope.limit);
-  } else {
-    scopeSql = `select c.id, c.created_at, ${compiled.sql} as match from contacts c where c.project_id = ? and c.id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`;
-    params.push(JSON.stringify(scope.ids));
-  }
+  const scopeSql = `select c.id, ${compiled.sql} as match from contacts c where c.project_id = ? and c.id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`;
+  params.push(JSON.stringify(scope.ids));
   const eventData = JSON.stringify({ segmentId: segment.id, segmentName: segment.name });
   // In the order of the placeholders below.
   params.push(
@@ -96,8 +81,6 @@ export async function reconcileTrackedSegment(
      )
      select (select count(*)::int from added) as added,
             (select count(*)::int from removed) as removed,
-            (select count(*)::int from scope) as scanned,
-            (select json_build_object('createdAt', s.created_at::text, 'id', s.id) from scope s order by s.created_at desc, s.id desc limit 1) as last,
             coalesce((select json_agg(json_build_object('id', e.id, 'name', e.name, 'contactId', e.contact_id, 'createdAt', e.created_at))
                       from (select * from entered union all select * from exited) e), '[]'::json) as events`,
     params,
@@ -106,8 +89,6 @@ export async function reconcileTrackedSegment(
   return {
     added: row.added,
     removed: row.removed,
-    scanned: row.scanned,
-    last: parse(row.last) ?? null,
     events: (parse(row.events) as Array<Record<string, string>>).map((e) => ({ id: e.id, name: e.name, contactId: e.contactId, createdAt: new Date(e.createdAt) })),
   };
 }

@@ -65,7 +65,7 @@ export function asTracked(s: SegmentRow): TrackedSegment {
   return { id: s.id, projectId: s.projectId, name: s.name, slug: s.slug, condition: s.condition! };
 }
 
-/** Contacts per page when a tracked segment is recomputed. */
+/** Differences (contacts that joined or left) handled per page when a tracked segment is recomputed. */
 export const RECOMPUTE_PAGE = 2000;
 
 /** Statuses in which a campaign still uses its audience (DELETE /segments/:id refuses then). */
@@ -243,8 +243,12 @@ export const segmentRepository = {
   },
 
   /**
-   * Recomputes a tracked segment page by page (keyset on the contacts' created_at, id), each page
-   * its own statement, and sets memberCount to the result.
+   * Recomputes a tracked segment. Finding who changed is one ordered walk over the project's
+   * contacts (keyset on created_at, id) comparing the compiled condition (set strategy: one hashed
+   * subplan per event/email filter) with the member rows, RECOMPUTE_PAGE differences at a time; each
+   * page of differences is then reconciled contact by contact (reconcileTrackedSegment re-evaluates
+   * them, so a contact that changed in between is still decided right) and its events handed on.
+   * Sets memberCount to the result.
    */
   async recompute(
     em: EntityManager,
@@ -252,19 +256,38 @@ export const segmentRepository = {
     options: { emitEvents: boolean; pageSize?: number; onPage?: (events: RecordedEvent[]) => Promise<void> },
   ): Promise<{ added: number; removed: number; total: number; events: RecordedEvent[] }> {
     const tracked = asTracked(segment);
+    const segments = await loadReferencedSegments(em, segment.projectId, tracked.condition);
+    const compiled = compileCondition(tracked.condition, { projectId: segment.projectId, segments });
     let after: { createdAt: string; id: string } | null = null;
     let added = 0;
     let removed = 0;
     const events: RecordedEvent[] = [];
     const limit = options.pageSize ?? RECOMPUTE_PAGE;
     for (;;) {
-      const page = await reconcileTrackedSegment(em, tracked, { kind: 'page', after, limit }, { emitEvents: options.emitEvents });
-      added += page.added;
-      removed += page.removed;
-      if (options.onPage) await options.onPage(page.events);
-      else events.push(...page.events);
-      if (page.scanned < limit || !page.last) break;
-      after = page.last;
+      const params: unknown[] = [segment.projectId];
+      let keyset = '';
+      if (after) {
+        keyset = ` and (c.created_at, c.id) > (?::timestamptz, ?::uuid)`;
+        params.push(after.createdAt, after.id);
+      }
+      params.push(...compiled.params, segment.id, limit);
+      const differing = await em.execute<Array<{ id: string; created_at: string }>>(
+        `select c.id, c.created_at::text as created_at from contacts c
+         where c.project_id = ?${keyset}
+           and ${compiled.sql} <> exists (select 1 from segment_members sm where sm.segment_id = ? and sm.contact_id = c.id)
+         order by c.created_at, c.id limit ?`,
+        params,
+      );
+      if (differing.length) {
+        const page = await reconcileTrackedSegment(em, tracked, { kind: 'contacts', ids: differing.map((r) => r.id) }, { emitEvents: options.emitEvents });
+        added += page.added;
+        removed += page.removed;
+        if (options.onPage) await options.onPage(page.events);
+        else events.push(...page.events);
+      }
+      if (differing.length < limit) break;
+      const last = differing[differing.length - 1];
+      after = { createdAt: last.created_at, id: last.id };
     }
     const [row] = await em.execute(
       `update segments set member_count = (select count(*) from segment_members where segment_id = ?), member_count_at = now() where id = ? returning member_count`,

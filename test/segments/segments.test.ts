@@ -2,6 +2,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { segmentRecomputeScheduleId } from '../../worker/schedules';
+import { segmentRepository } from '../../db/segments/segmentRepository';
 
 /** The Segments endpoints (specification "Segments (S)", contract section 10). */
 let stack: TestStack;
@@ -279,6 +280,22 @@ describe('compute and refresh', () => {
     // Nothing changed: nothing to emit.
     expect((await api.post(`/segments/${s.body.id}/compute`)).body).toEqual({ added: 0, removed: 0, total: 2 });
     expect(await api.events('segment.high-score.entry')).toHaveLength(2);
+  });
+
+  it('pages through the differences (keyset), however many there are', async () => {
+    const { api, project } = await newProject();
+    const s = await api.post('/segments', { name: 'Tagged', trackMembership: true, condition: tree(f('data.tag', 'equals', 'x')) });
+    await sql(
+      `insert into contacts (project_id, email, data, created_at) select ?, 'p' || n || '@example.com', '{"tag": "x"}', now() - n * interval '1 second' from generate_series(1, 7) n`,
+      [project.id],
+    );
+    await sql(`insert into contacts (project_id, email, data) values (?, 'other@example.com', '{"tag": "y"}')`, [project.id]);
+    const segment = (await segmentRepository.findById(stack.orm.em.fork(), project.id, s.body.id))!;
+    const pages: number[] = [];
+    const result = await segmentRepository.recompute(stack.orm.em.fork(), segment, { emitEvents: true, pageSize: 2, onPage: async (events) => void pages.push(events.length) });
+    expect(result).toMatchObject({ added: 7, removed: 0, total: 7 });
+    expect(pages).toEqual([2, 2, 2, 1]);
+    expect(await api.events('segment.tagged.entry')).toHaveLength(7);
   });
 
   it('compute answers 400 for untracked and static segments', async () => {
