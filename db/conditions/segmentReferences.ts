@@ -12,15 +12,21 @@ function toDefinition(row: Record<string, any>): SegmentDefinition {
 }
 
 /**
- * The segments of the project a tree refers to, and the ones those refer to, and so on: what
- * compileCondition needs for `segment.<id>` filters. Ids of other projects are not loaded (they
- * compile as a segment nobody is a member of; validation refuses them).
+ * Segments of the project reachable from a tree through `segment.<id>` filters, following the
+ * conditions of the segments `follow` accepts. Ids of other projects are never loaded. Terminates:
+ * each round loads only ids not seen before.
  */
-export async function loadReferencedSegments(em: EntityManager, projectId: string, tree: ConditionTree | null): Promise<Map<string, SegmentDefinition>> {
+async function loadReachable(
+  em: EntityManager,
+  projectId: string,
+  tree: ConditionTree | null,
+  follow: (segment: SegmentDefinition) => boolean,
+): Promise<Map<string, SegmentDefinition>> {
   const found = new Map<string, SegmentDefinition>();
+  const asked = new Set<string>();
   let wanted = tree ? referencedSegmentIds(tree) : [];
-  // Bounded: a chain of references cannot be longer than the project's segments.
   while (wanted.length) {
+    for (const id of wanted) asked.add(id);
     const rows = await em.execute(
       `select id, type, track_membership, condition from segments where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`,
       [projectId, JSON.stringify(wanted)],
@@ -29,36 +35,23 @@ export async function loadReferencedSegments(em: EntityManager, projectId: strin
     for (const row of rows) {
       const definition = toDefinition(row);
       found.set(definition.id, definition);
-      // Only untracked dynamic segments are inlined; the others are read from segment_members.
-      if (definition.type === 'DYNAMIC' && !definition.trackMembership && definition.condition) {
-        for (const id of referencedSegmentIds(definition.condition)) if (!found.has(id)) next.add(id);
-      }
+      if (definition.condition && follow(definition)) for (const id of referencedSegmentIds(definition.condition)) if (!asked.has(id)) next.add(id);
     }
-    for (const id of wanted) if (!found.has(id)) next.delete(id);
-    wanted = [...next].filter((id) => !found.has(id));
+    wanted = [...next];
   }
   return found;
 }
 
 /**
- * Every segment reachable from a tree through references, whatever the segment's kind (a
- * reference to a tracked segment still depends on its condition): for cycle detection.
+ * What compileCondition needs for a tree's `segment.<id>` filters: the referenced segments, and
+ * the ones those refer to as far as they are inlined (untracked dynamic segments; the others are
+ * read from segment_members). A missing id is a deleted segment (or another project's).
  */
-export async function loadReferenceGraph(em: EntityManager, projectId: string, tree: ConditionTree): Promise<Map<string, SegmentDefinition>> {
-  const found = new Map<string, SegmentDefinition>();
-  let wanted = referencedSegmentIds(tree);
-  while (wanted.length) {
-    const rows = await em.execute(
-      `select id, type, track_membership, condition from segments where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`,
-      [projectId, JSON.stringify(wanted)],
-    );
-    const next = new Set<string>();
-    for (const row of rows) {
-      const definition = toDefinition(row);
-      found.set(definition.id, definition);
-      if (definition.condition) for (const id of referencedSegmentIds(definition.condition)) next.add(id);
-    }
-    wanted = [...next].filter((id) => !found.has(id) && !wanted.includes(id));
-  }
-  return found;
+export function loadReferencedSegments(em: EntityManager, projectId: string, tree: ConditionTree | null): Promise<Map<string, SegmentDefinition>> {
+  return loadReachable(em, projectId, tree, (s) => s.type === 'DYNAMIC' && !s.trackMembership);
+}
+
+/** Every segment reachable through references, whatever its kind: for cycle detection. */
+export function loadReferenceGraph(em: EntityManager, projectId: string, tree: ConditionTree): Promise<Map<string, SegmentDefinition>> {
+  return loadReachable(em, projectId, tree, () => true);
 }
