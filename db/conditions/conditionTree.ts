@@ -133,7 +133,8 @@ export function parseDateValue(value: unknown): { start: Date; end: Date | null 
   if (!DATE_TIME.test(value)) return null;
   const hasOffset = /(Z|z|[+-]\d{2}(:?\d{2})?)$/.test(value.slice(10));
   const instant = new Date(hasOffset ? value : `${value.replace(' ', 'T')}Z`);
-  return Number.isNaN(instant.getTime()) ? null : { start: instant, end: null };
+  // PostgreSQL has no year 0; years before 100 are no one's real dates either.
+  return Number.isNaN(instant.getTime()) || instant.getUTCFullYear() < 100 ? null : { start: instant, end: null };
 }
 
 export interface TreeIssue {

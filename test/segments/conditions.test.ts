@@ -262,6 +262,7 @@ describe('invalid trees answer 422 naming the path', () => {
     ['missing amount', tree(f('event.purchase', 'triggeredWithin', undefined, 'days')), [['condition.groups.0.filters.0.value', 'invalid_type']]],
     ['negative amount', tree(f('createdAt', 'olderThan', -1, 'days')), [['condition.groups.0.filters.0.value', 'custom']]],
     ['bad date', tree(f('createdAt', 'equals', '2026-02-31')), [['condition.groups.0.filters.0.value', 'invalid_string']]],
+    ['date in year 0', tree(f('createdAt', 'greaterThan', '0000-01-01T00:00:00Z')), [['condition.groups.0.filters.0.value', 'invalid_string']]],
     ['email compared with a number', tree(f('email', 'equals', 5)), [['condition.groups.0.filters.0.value', 'custom']]],
     ['a group with neither filters nor conditions', { logic: 'AND', groups: [{ filters: [f('email', 'exists')] }, {}] }, [['condition.groups.1', 'custom']]],
     ['an empty group', { logic: 'AND', groups: [{ filters: [] }] }, [['condition.groups.0', 'custom']]],
