@@ -5,6 +5,7 @@ import { createContactJobActivities } from './contactJobActivities';
 import { createDomainActivities } from './domainActivities';
 import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 import { createCampaignActivities } from './campaignActivities';
+import { createSegmentActivities } from './segmentActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDomainActivities(deps),
     ...createEmailDeliveryActivities(deps),
     ...createCampaignActivities(deps),
+    ...createSegmentActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -23,6 +23,7 @@ import { verifyRoutes } from './routes/verifyRoutes';
 import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
+import { segmentRoutes } from './routes/segmentRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     trackingRoutes(deps),
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
+    segmentRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -11,6 +11,7 @@ import { createEventTriggers, type EventTriggers } from '../db/events/eventTrigg
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
 export interface RunningApi {
@@ -32,6 +33,7 @@ export async function startApiServer(
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
+  const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
@@ -54,6 +56,7 @@ export async function startApiServer(
     (closing ??= (async () => {
       const { forced } = await connections.drain(config.apiShutdownGraceMs);
       if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
+      await segmentUpdates.close();
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();

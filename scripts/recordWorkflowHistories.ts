@@ -15,7 +15,7 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId } from '../worker/schedules';
+import { deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { startSmtpServer } from '../test/support/smtpServer';
 import { projectWithVerifiedDomain } from '../test/support/sendingProject';
@@ -95,6 +95,17 @@ async function main() {
     await save('hourlyCleanupWorkflow-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
     await save('hourlyCleanupWorkflow-attachments-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
     await save('domainRecheckWorkflow-completed', await triggerSchedule(domainRecheckScheduleId(stack.config.temporalTaskQueue)));
+
+    // Tracked segments recomputed on schedule: one segment whose member leaves with time.
+    const tracked = await stack.http.post(
+      '/segments',
+      { name: 'Recent buyers', trackMembership: true, condition: { logic: 'AND', groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 1, unit: 'days' }] }] } },
+      { key: project.secretKey },
+    );
+    if (tracked.status !== 201) throw new Error(`segment creation answered ${tracked.status}: ${tracked.text}`);
+    await stack.http.post('/v1/track', { email: 'buyer@example.org', event: 'purchase' }, { key: project.publicKey });
+    await stack.orm.em.fork().execute(`update events set created_at = now() - interval '2 days' where project_id = ? and name = 'purchase'`, [project.id]);
+    await save('trackedSegmentsRecomputeWorkflow-completed', await triggerSchedule(segmentRecomputeScheduleId(stack.config.temporalTaskQueue)));
     await signUp(stack.http);
 
     // Transactional delivery: sent at once, sent after a temporary failure, refused for good,

@@ -12,6 +12,7 @@ import { createWorker, describeConfig } from './createWorker';
 import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../db/events/eventTriggers';
+import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal-config/connectionOptions';
 import { ensureNamespaceSetup } from '../temporal-config/namespaceSetup';
 import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal-config/waitForTemporal';
@@ -73,13 +74,16 @@ async function main() {
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
   // Campaigns get their own, larger pool of SMTP connections.
   const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
-  const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers: createEventTriggers(logger) });
+  const eventTriggers = createEventTriggers(logger);
+  const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
+  const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
   logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
   await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();
+  await segmentUpdates.close();
   await mail.close();
   await campaignMail.close();
   await orm.close();

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow } from '../workflows';
+import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
@@ -12,6 +12,10 @@ export function domainRecheckScheduleId(taskQueue: string): string {
 
 export function deliverySweepScheduleId(taskQueue: string): string {
   return `${taskQueue}-delivery-sweep`;
+}
+
+export function segmentRecomputeScheduleId(taskQueue: string): string {
+  return `${taskQueue}-segment-recompute`;
 }
 
 /** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
@@ -58,6 +62,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         taskQueue,
         args: [],
         workflowExecutionTimeout: '5 minutes',
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+    {
+      // Tracked segments follow events and contact writes within seconds; this run catches what
+      // time alone changes ("triggered within 7 days") within 5 minutes.
+      scheduleId: segmentRecomputeScheduleId(taskQueue),
+      spec: { intervals: [{ every: '5 minutes' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: trackedSegmentsRecomputeWorkflow,
+        workflowId: `${taskQueue}-segment-recompute-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '15 minutes',
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     },

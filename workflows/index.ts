@@ -6,3 +6,4 @@ export { domainRecheckWorkflow } from './domainRecheckWorkflow';
 export { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';
 export { campaignSendWorkflow } from './campaignSendWorkflow';
+export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWorkflow';

@@ -92,6 +92,7 @@ export function contactRoutes(deps: ApiDeps) {
       { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
     ]);
     await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
+    await deps.eventTriggers.afterContactsChanged(ctx.state.project!.id, [result.contact.id]);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { ...serializeContact(result.contact), _meta: { isNew: result.created, isUpdate: !result.created } };
   });
@@ -160,6 +161,7 @@ export function contactRoutes(deps: ApiDeps) {
       return upserted;
     });
     await deps.eventTriggers.afterEventsRecorded(projectId, result.events);
+    await deps.eventTriggers.afterContactsChanged(projectId, [result.contact.id]);
     ctx.body = serializeContact(result.contact);
   });
 

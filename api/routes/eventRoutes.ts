@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor, eventCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
+import { segmentRepository } from '../../db/segments/segmentRepository';
 
 const listQuery = z.object({
   limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
@@ -60,10 +61,11 @@ export function eventRoutes(deps: ApiDeps) {
     ctx.body = await page(ctx, contact.id);
   });
 
-  // Workflows, segments and campaigns do not exist yet, so no event name is referenced anywhere;
-  // each of those capabilities adds its lookup here when it lands.
+  // Segments and FILTERED campaign audiences whose conditions name event.<eventName>. Workflows
+  // do not exist yet; they add their lookup here when they land.
   router.get('/events/:eventName/usage', ...auth, async (ctx) => {
-    ctx.body = { event: ctx.params.eventName, workflows: [], segments: [], campaigns: [] };
+    const { segments, campaigns } = await segmentRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
+    ctx.body = { event: ctx.params.eventName, workflows: [], segments, campaigns };
   });
 
   router.delete('/events/:eventName', ...auth, async (ctx) => {

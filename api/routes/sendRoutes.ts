@@ -111,6 +111,7 @@ export function sendRoutes(deps: ApiDeps) {
     );
     const flips: RecordedEvent[] = upserts.flatMap((u) => u.events);
     await deps.eventTriggers.afterEventsRecorded(project.id, flips);
+    await deps.eventTriggers.afterContactsChanged(project.id, upserts.map((u) => u.contact.id));
 
     const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;

@@ -7,6 +7,14 @@ export interface RecordedEventsBatch {
 
 export type EventsListener = (batch: RecordedEventsBatch) => Promise<void>;
 
+/** Contacts whose own fields (data, email) were written, with or without an event. */
+export interface ChangedContactsBatch {
+  projectId: string;
+  contactIds: string[];
+}
+
+export type ContactsListener = (batch: ChangedContactsBatch) => Promise<void>;
+
 /**
  * The one place every recorded event passes through once it is committed, whoever recorded it
  * (POST /v1/track, a subscription flip in the API, an import or bulk activity). Automation
@@ -15,6 +23,7 @@ export type EventsListener = (batch: RecordedEventsBatch) => Promise<void>;
  */
 export class EventTriggers {
   private readonly listeners: EventsListener[] = [];
+  private readonly contactListeners: ContactsListener[] = [];
 
   constructor(private readonly onError: (err: unknown, batch: RecordedEventsBatch) => void) {}
 
@@ -24,6 +33,28 @@ export class EventTriggers {
       const index = this.listeners.indexOf(listener);
       if (index >= 0) this.listeners.splice(index, 1);
     };
+  }
+
+  /** Listeners of contact writes that record no event (data changes): tracked segments. */
+  subscribeContactChanges(listener: ContactsListener): () => void {
+    this.contactListeners.push(listener);
+    return () => {
+      const index = this.contactListeners.indexOf(listener);
+      if (index >= 0) this.contactListeners.splice(index, 1);
+    };
+  }
+
+  async afterContactsChanged(projectId: string, contactIds: string[]): Promise<void> {
+    if (!contactIds.length || !this.contactListeners.length) return;
+    await Promise.all(
+      this.contactListeners.map(async (listener) => {
+        try {
+          await listener({ projectId, contactIds });
+        } catch (err) {
+          this.onError(err, { projectId, events: [] });
+        }
+      }),
+    );
   }
 
   async afterEventsRecorded(projectId: string, events: RecordedEvent[]): Promise<void> {

@@ -8,6 +8,7 @@ import { Migration20261123060000Domains } from './Migration20261123060000Domains
 import { Migration20261123040000StreamedUploads } from './Migration20261123040000StreamedUploads';
 import { Migration20261123070000SendPipeline } from './Migration20261123070000SendPipeline';
 import { Migration20261123080000SegmentsCampaigns } from './Migration20261123080000SegmentsCampaigns';
+import { Migration20261123090000ConditionIndexes } from './Migration20261123090000ConditionIndexes';
 import { Migration20261123100000CampaignSend } from './Migration20261123100000CampaignSend';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
@@ -22,5 +23,6 @@ export const migrationsList = [
   { name: 'Migration20261123040000StreamedUploads', class: Migration20261123040000StreamedUploads },
   { name: 'Migration20261123070000SendPipeline', class: Migration20261123070000SendPipeline },
   { name: 'Migration20261123080000SegmentsCampaigns', class: Migration20261123080000SegmentsCampaigns },
+  { name: 'Migration20261123090000ConditionIndexes', class: Migration20261123090000ConditionIndexes },
   { name: 'Migration20261123100000CampaignSend', class: Migration20261123100000CampaignSend },
 ];

@@ -1,0 +1,188 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { badRequest, conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
+import { emailAddress, isUuid, parseBody, parseQuery, singleLineString } from '../http/validation';
+import { keyAuthenticated } from '../auth/apiKey';
+import { validateConditionTree, type ConditionTree } from '../../db/conditions';
+import { segmentRepository, serializeSegment, type SegmentRow } from '../../db/segments/segmentRepository';
+import { serializeContact } from '../../db/contacts/contactRepository';
+
+const description = z.string({ invalid_type_error: 'description must be a string' }).max(500).nullable().optional();
+const trackMembership = z.boolean({ invalid_type_error: 'trackMembership must be a boolean' }).optional();
+
+const createBody = z.object({
+  name: singleLineString(100),
+  description,
+  type: z.enum(['DYNAMIC', 'STATIC']).default('DYNAMIC'),
+  condition: z.unknown().optional(),
+  trackMembership,
+});
+
+const patchBody = z.object({
+  name: singleLineString(100).optional(),
+  description,
+  condition: z.unknown().optional(),
+  trackMembership,
+});
+
+const membersBody = z.object({
+  emails: z.array(emailAddress).min(1, 'emails needs at least one address').max(500, 'At most 500 emails per call'),
+  createMissing: z.boolean().optional(),
+  subscribed: z.boolean().optional(),
+});
+const removeMembersBody = z.object({ emails: z.array(emailAddress).min(1).max(500, 'At most 500 emails per call') });
+
+const pageQuery = z.object({
+  page: z.coerce.number().int().min(1).catch(1).default(1),
+  pageSize: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+});
+
+const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Segments (specification "Segments (S)", contract section 10), secret key. */
+export function segmentRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  router.use('/segments', ...keyAuthenticated('secret', deps));
+
+  async function loadSegment(ctx: AppContext): Promise<SegmentRow> {
+    const id = ctx.params.id;
+    const segment = isUuid(id) ? await segmentRepository.findById(ctx.state.em, ctx.state.project!.id, id) : null;
+    if (!segment) throw notFound('segment', id);
+    return segment;
+  }
+
+  async function checkedCondition(ctx: AppContext, condition: unknown, selfSegmentId?: string): Promise<ConditionTree> {
+    const errors = await validateConditionTree(ctx.state.em, ctx.state.project!.id, condition, { selfSegmentId, path: 'condition' });
+    if (errors.length) throw validationFailed(errors);
+    return condition as ConditionTree;
+  }
+
+  router.post('/segments', async (ctx) => {
+    const raw = (ctx.request.body ?? {}) as Record<string, unknown>;
+    // The specification's plain 400s: a missing name, a DYNAMIC segment without an object condition.
+    if (typeof raw.name !== 'string' || !raw.name.trim()) throw plainBadRequest('name is required');
+    if ((raw.type === undefined || raw.type === 'DYNAMIC') && !isPlainObject(raw.condition)) {
+      throw plainBadRequest('condition is required for a DYNAMIC segment and must be an object');
+    }
+    const body = parseBody(createBody, raw);
+    const condition = body.type === 'DYNAMIC' ? await checkedCondition(ctx, body.condition) : null;
+    const segment = await segmentRepository.create(ctx.state.em, {
+      projectId: ctx.state.project!.id,
+      name: body.name,
+      description: body.description ?? null,
+      type: body.type,
+      condition,
+      trackMembership: body.trackMembership ?? false,
+    });
+    ctx.status = 201;
+    ctx.body = serializeSegment(segment);
+  });
+
+  router.get('/segments', async (ctx) => {
+    ctx.body = (await segmentRepository.list(ctx.state.em, ctx.state.project!.id)).map(serializeSegment);
+  });
+
+  router.get('/segments/:id', async (ctx) => {
+    ctx.body = serializeSegment(await loadSegment(ctx));
+  });
+
+  router.patch('/segments/:id', async (ctx) => {
+    const current = await loadSegment(ctx);
+    const body = parseBody(patchBody, ctx.request.body);
+    let condition: ConditionTree | undefined;
+    if (body.condition !== undefined) {
+      if (current.type === 'STATIC') {
+        throw validationFailed([{ field: 'condition', message: 'A STATIC segment has no condition; its members are managed through /segments/:id/members', code: 'custom' }]);
+      }
+      condition = await checkedCondition(ctx, body.condition, current.id);
+    }
+    const { segment, events } = await ctx.state.em.transactional((tx) =>
+      segmentRepository.update(tx, current, { name: body.name, description: body.description, condition, trackMembership: body.trackMembership }),
+    );
+    await deps.eventTriggers.afterEventsRecorded(segment.projectId, events);
+    ctx.body = serializeSegment(segment);
+  });
+
+  router.delete('/segments/:id', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    const em = ctx.state.em;
+    const campaigns = await segmentRepository.activeCampaignsUsing(em, segment.projectId, segment.id);
+    if (campaigns.length) {
+      throw conflict('This segment is used by a campaign that is not finished (DRAFT, SCHEDULED or SENDING)', { segmentId: segment.id, campaigns });
+    }
+    const segments = await segmentRepository.segmentsReferring(em, segment.projectId, segment.id);
+    if (segments.length) throw conflict('Other segments refer to this segment in their condition', { segmentId: segment.id, segments });
+    await segmentRepository.delete(em, segment.projectId, segment.id);
+    ctx.status = 204;
+  });
+
+  router.get('/segments/:id/contacts', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    const { page, pageSize } = parseQuery(pageQuery, ctx.query);
+    const { contacts, total } = await segmentRepository.members(ctx.state.em, segment, page, pageSize);
+    ctx.body = { data: contacts.map(serializeContact), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
+  });
+
+  router.post('/segments/:id/members', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
+    const body = parseBody(membersBody, ctx.request.body);
+    const projectId = segment.projectId;
+    const emails = [...new Set(body.emails)];
+    const em = ctx.state.em;
+    let created = 0;
+    let createdIds: string[] = [];
+    if (body.createMissing) {
+      // Only missing contacts are written: existing ones keep their data and updatedAt.
+      const inserted = await em.execute<Array<{ id: string }>>(
+        `insert into contacts (project_id, email, subscribed)
+         select ?, e, ? from jsonb_array_elements_text(?::jsonb) e
+         on conflict (project_id, email) do nothing returning id`,
+        [projectId, body.subscribed ?? true, JSON.stringify(emails)],
+      );
+      createdIds = inserted.map((r) => r.id);
+      created = createdIds.length;
+    }
+    const found = await em.execute<Array<{ id: string; email: string }>>(
+      `select id, email from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, JSON.stringify(emails)],
+    );
+    const foundEmails = new Set(found.map((c) => c.email));
+    const { added, events } = await segmentRepository.addMembers(em, segment, found.map((c) => c.id));
+    await deps.eventTriggers.afterEventsRecorded(projectId, events);
+    if (createdIds.length) await deps.eventTriggers.afterContactsChanged(projectId, createdIds);
+    ctx.body = { added, created, notFound: emails.filter((e) => !foundEmails.has(e)) };
+  });
+
+  router.delete('/segments/:id/members', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
+    const body = parseBody(removeMembersBody, ctx.request.body);
+    const { removed, events } = await segmentRepository.removeMembers(ctx.state.em, segment, [...new Set(body.emails)]);
+    await deps.eventTriggers.afterEventsRecorded(segment.projectId, events);
+    ctx.body = { removed };
+  });
+
+  router.post('/segments/:id/compute', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    if (segment.type !== 'DYNAMIC' || !segment.trackMembership) {
+      throw badRequest('Only a DYNAMIC segment with trackMembership keeps members to compute; use /refresh to recount this one');
+    }
+    const result = await segmentRepository.recompute(ctx.state.em, segment, {
+      emitEvents: true,
+      // Each page's events go to the triggers as soon as the page is committed.
+      onPage: (events) => deps.eventTriggers.afterEventsRecorded(segment.projectId, events),
+    });
+    ctx.body = { added: result.added, removed: result.removed, total: result.total };
+  });
+
+  router.post('/segments/:id/refresh', async (ctx) => {
+    const segment = await loadSegment(ctx);
+    const refreshed = await segmentRepository.refreshCount(ctx.state.em, segment);
+    if (!refreshed) throw notFound('segment', segment.id);
+    ctx.body = serializeSegment(refreshed);
+  });
+
+  return router;
+}
