@@ -11,7 +11,7 @@ import { emailRepository } from '../../db/emails/emailRepository';
 import { campaignRepository, EDITABLE_STATUSES, serializeCampaign, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
 import { CAMPAIGN_LIMITS, campaignListQuery, createCampaignBody, sendCampaignBody, testCampaignBody, updateCampaignBody } from '../schemas/campaignSchemas';
 // PLACEHOLDER: becomes '../../db/conditions/...' (the condition compiler) at merge.
-import { validateConditionTree } from '../campaigns/audienceConditionPlaceholder';
+import { validateConditionTree } from '../../db/conditions';
 import { cancelCampaignSend, notDraft, startCampaignSend } from '../campaigns/campaignSending';
 import { checkTemplate, renderEmail, TemplateRenderError, templateVariables, type RenderedEmail } from '../../mail/rendering/renderEmail';
 import { emailLinks } from '../../mail/links/signedLinks';

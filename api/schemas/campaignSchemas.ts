@@ -2,7 +2,7 @@ import { domainToASCII } from 'node:url';
 import { z, type ZodTypeAny } from 'zod';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
 // PLACEHOLDER: becomes '../../db/conditions/...' (the condition compiler) at merge.
-import { conditionTreeSchema } from '../campaigns/audienceConditionPlaceholder';
+import { conditionTreeSchema } from '../../db/conditions';
 
 /** Limits of campaign fields (the specification gives only the subject's); the same as templates'. */
 export const CAMPAIGN_LIMITS = {

@@ -135,8 +135,9 @@ describe('a 5,000-recipient campaign', () => {
     const { missing, duplicates, unsubscribed } = report('worker killed', 'killed', recipients);
     expect(missing).toBe(0);
     expect(unsubscribed).toBe(0);
-    // One batch delivers 25 emails at a time, recorded before the next 25: only those can repeat.
-    expect(duplicates).toBeLessThanOrEqual(25);
+    // A batch delivers 25 emails at a time, recorded before its next 25, and four batches run side
+    // by side: only the waves in flight at the kill (at most 4 × 25) can repeat.
+    expect(duplicates).toBeLessThanOrEqual(100);
     await killed(second);
   });
 
@@ -160,7 +161,7 @@ describe('a 5,000-recipient campaign', () => {
     const { missing, duplicates } = report('Temporal restarted', 'restarted', recipients);
     expect(missing).toBe(0);
     // A batch whose heartbeats failed while the server was down may be retried while its first
-    // attempt finishes its wave: at most one wave again.
-    expect(duplicates).toBeLessThanOrEqual(25);
+    // attempt finishes its wave: at most the waves then in flight again.
+    expect(duplicates).toBeLessThanOrEqual(100);
   });
 });

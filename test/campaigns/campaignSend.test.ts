@@ -87,6 +87,35 @@ describe('sending a campaign', () => {
     expect(workflow).toMatchObject({ phase: 'SENT', sent: 30, recipients: 30 });
   });
 
+  it('SEGMENT and FILTERED audiences: only the segment\'s members, only the contacts the condition matches', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const everyone = await addContacts(project, 'aud', 6);
+    await sql(`update contacts set data = data || '{"plan": "pro"}' where project_id = ? and email = any(?::text[])`, [project.id, `{${everyone.slice(0, 2).join(',')}}`]);
+    const segment = await stack.http.post('/segments', { name: 'Hand picked', type: 'STATIC' }, { key: project.secretKey });
+    expect(segment.status).toBe(201);
+    await stack.http.post(`/segments/${segment.body.id}/members`, { emails: everyone.slice(3, 6) }, { key: project.secretKey });
+
+    const bySegment = await createCampaign(project, domain, { audienceType: 'SEGMENT', segmentId: segment.body.id, subject: 'Segment' });
+    await stack.http.post(`/campaigns/${bySegment.id}/send`, {}, { key: project.secretKey });
+    expect((await untilStatus(project, bySegment.id, 'SENT')).totalRecipients).toBe(3);
+
+    const filtered = await createCampaign(project, domain, {
+      audienceType: 'FILTERED',
+      subject: 'Filtered',
+      audienceCondition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
+    });
+    await stack.http.post(`/campaigns/${filtered.id}/send`, {}, { key: project.secretKey });
+    expect((await untilStatus(project, filtered.id, 'SENT')).totalRecipients).toBe(2);
+
+    await eventually(() => {
+      if (smtp.messages.filter((m) => m.parsed.subject === 'Segment').length < 3 || smtp.messages.filter((m) => m.parsed.subject === 'Filtered').length < 2) throw new Error('not yet');
+    });
+    const segmentMail = smtp.messages.filter((m) => m.parsed.subject === 'Segment').map((m) => m.envelopeTo[0]).sort();
+    expect(segmentMail).toEqual(everyone.slice(3, 6).sort());
+    const filteredMail = smtp.messages.filter((m) => m.parsed.subject === 'Filtered').map((m) => m.envelopeTo[0]).sort();
+    expect(filteredMail).toEqual(everyone.slice(0, 2).sort());
+  });
+
   it('TRANSACTIONAL campaigns reach unsubscribed contacts too', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     await addContacts(project, 'tx-sub', 3);
