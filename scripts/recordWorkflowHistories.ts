@@ -133,6 +133,25 @@ async function main() {
     const sweepRun = await triggerSchedule(deliverySweepScheduleId(stack.config.temporalTaskQueue));
     await save('emailDeliverySweepWorkflow-started', sweepRun);
     await save('emailDeliveryWorkflow-swept', `send-${row.id}`);
+
+    // Campaigns: sent now to a small audience, scheduled then cancelled, and cancelled by an operator.
+    await stack.orm.em.fork().execute(
+      `insert into contacts (project_id, email, subscribed, data) select ?, 'reader' || g || '@example.org', true, '{}'::jsonb from generate_series(1, 3) g`,
+      [sender.project.id],
+    );
+    const campaign = async (name: string) => {
+      const res = await stack.http.post('/campaigns', { name, subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `news@${sender.domain}`, audienceType: 'ALL' }, { key: sender.project.secretKey });
+      if (res.status !== 201) throw new Error(`campaign creation answered ${res.status}: ${res.text}`);
+      return res.body.data.id as string;
+    };
+    const sentNow = await campaign('Now');
+    await stack.http.post(`/campaigns/${sentNow}/send`, {}, { key: sender.project.secretKey });
+    await save('campaignSendWorkflow-sent', `campaign-${sentNow}`);
+    const scheduled = await campaign('Later');
+    await stack.http.post(`/campaigns/${scheduled}/send`, { scheduledFor: new Date(Date.now() + 3_600_000).toISOString() }, { key: sender.project.secretKey });
+    await new Promise((r) => setTimeout(r, 1000));
+    await stack.http.post(`/campaigns/${scheduled}/cancel`, {}, { key: sender.project.secretKey });
+    await save('campaignSendWorkflow-cancelled', `campaign-${scheduled}`);
   } finally {
     await stack.stop();
     await smtp.close();
