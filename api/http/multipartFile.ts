@@ -57,16 +57,28 @@ export async function consumeMultipartFile<T>(
   try {
     return await new Promise<T>((resolve, reject) => {
       let found = false;
+      let fileStream: Readable | null = null;
+      let consuming: Promise<T> | null = null;
+      // A failure outside the file (the decoder, the form) answers only once the consumer has
+      // settled: it is told through its stream and cleans up (a half-stored upload is discarded)
+      // before the caller's error handler answers.
+      const fail = (err: unknown) => {
+        if (fileStream && !fileStream.destroyed) fileStream.destroy(err as Error);
+        if (consuming) consuming.then(() => reject(err), () => reject(err));
+        else reject(err);
+      };
       form.on('file', (name, file, info) => {
         if (found || name !== options.field) {
           file.resume();
           return;
         }
         found = true;
+        fileStream = file;
         file.on('limit', () => file.destroy(options.tooLarge()));
-        consume(file, { filename: info.filename || null }).then(resolve, reject);
+        consuming = consume(file, { filename: info.filename || null });
+        consuming.then(resolve, reject);
       });
-      form.on('error', (err: Error) => reject(badRequest(`Could not read the upload: ${err.message}`)));
+      form.on('error', (err: Error) => fail(badRequest(`Could not read the upload: ${err.message}`)));
       form.on('close', () => {
         if (!found) reject(badRequest(`Upload the file as the multipart field "${options.field}"`));
       });
@@ -75,7 +87,7 @@ export async function consumeMultipartFile<T>(
         if (!req.complete) form.destroy(new Error('The upload was interrupted'));
       });
       // The decoder's own failures (bytes that do not decode: 400, too much after decoding: 413).
-      if (body !== req) body.once('error', reject);
+      if (body !== req) body.once('error', fail);
       body.pipe(form);
     });
   } catch (err) {

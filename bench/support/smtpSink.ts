@@ -25,6 +25,7 @@ export async function startSmtpSink() {
       });
     },
   });
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {

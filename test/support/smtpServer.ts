@@ -63,6 +63,8 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
       });
     },
   });
+  // A client killed mid-conversation (a SIGKILLed worker) resets its socket: not the server's failure.
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
 
