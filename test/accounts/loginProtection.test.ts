@@ -70,7 +70,7 @@ describe('a login flood', () => {
     fs.rmSync(env.DATA_DIR, { recursive: true, force: true });
   });
 
-  it('keeps /health answering 200 while 60 logins from 60 clients arrive at once', async () => {
+  it('keeps /health answering, its database check passing, while 60 logins from 60 clients arrive at once', async () => {
     const http = new HttpClient(apiUrl);
     // A running API, not a cold one: its login path compiled, its health check answered once.
     for (let i = 0; i < 5; i++) {
@@ -79,6 +79,7 @@ describe('a login flood', () => {
     expect((await http.get('/health')).status).toBe(200);
     const healthLatencies: number[] = [];
     const healthStatuses: number[] = [];
+    const databaseChecks: unknown[] = [];
     let storming = true;
     const poller = (async () => {
       while (storming) {
@@ -86,6 +87,7 @@ describe('a login flood', () => {
         const res = await http.get('/health');
         healthLatencies.push(performance.now() - started);
         healthStatuses.push(res.status);
+        databaseChecks.push(res.body?.database);
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -99,7 +101,10 @@ describe('a login flood', () => {
 
     expect(logins.map((r) => r.status)).toEqual(Array(60).fill(200));
     expect(healthStatuses.length).toBeGreaterThan(0);
-    expect(healthStatuses.every((s) => s === 200)).toBe(true);
+    // Hashing on the event loop used to make the database check time out. The Temporal check can
+    // miss its 1 s deadline on a CI machine loaded by other test files; that says nothing about logins.
+    expect(databaseChecks.every((d) => d === 'ok')).toBe(true);
+    expect(healthStatuses.every((s) => s === 200 || s === 503)).toBe(true);
     // Tests never fail on speed: the issue's 1 s figure is shown by `npm run bench:logins` on a quiet
     // machine. This bound only catches hashing back on the event loop, which held /health for 11.5 s
     // (and made its database check time out) before; a CI machine running other test files beside
