@@ -130,7 +130,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
           throw Object.assign(new Error('no record'), { code: 'ENOTFOUND' });
         },
       });
-      console.log(`  DKIM of a sampled message           ${results.map((r: { status: { result: string } }) => r.status.result).join(', ')}`);
+      const signature = /^DKIM-Signature: .*$/m.exec(sample.toString())?.[0]?.slice(0, 80) ?? 'no DKIM-Signature header';
+      console.log(`  DKIM of a sampled message           ${results.map((r: { status: { result: string; comment?: string } }) => `${r.status.result}${r.status.comment ? ` (${r.status.comment})` : ''}`).join(', ')} [${signature}]`);
     }
   } finally {
     await orm.close();
