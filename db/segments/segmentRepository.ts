@@ -270,7 +270,7 @@ export const segmentRepository = {
       const [row] = await em.execute(
         `with live as materialized (select c.id from contacts c where c.project_id = ? and ${compiled.sql}),
          added as (insert into segment_members (segment_id, contact_id) select ?, l.id from live l on conflict do nothing returning 1),
-         removed as (delete from segment_members sm where sm.segment_id = ? and sm.contact_id not in (select l.id from live l) returning 1)
+         removed as (delete from segment_members sm where sm.segment_id = ? and not exists (select 1 from live l where l.id = sm.contact_id) returning 1)
          select (select count(*)::int from added) as added, (select count(*)::int from removed) as removed`,
         [segment.projectId, ...compiled.params, segment.id, segment.id],
       );
