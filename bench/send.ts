@@ -122,7 +122,7 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
       'delivered/s overall (load + drain)': Math.round(delivered / (duration + drainSeconds)),
       'messages the sink received': sink.received - sinkAtStart,
     });
-    const sample = sink.sample();
+    const sample = sink.sample('Subject: Order');
     if (sample) {
       const { results } = await dkimVerify(sample, {
         resolver: async (name: string) => {

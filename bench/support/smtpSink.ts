@@ -3,24 +3,25 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * An SMTP server that accepts everything and only counts it, so that the benchmark measures
- * Mailroom rather than a test server parsing MIME. It keeps the first message whole, to check
- * its DKIM signature.
+ * Mailroom rather than a test server parsing MIME. It keeps the first few messages whole, to check
+ * a DKIM signature.
  */
 export async function startSmtpSink() {
   let received = 0;
-  let first: Buffer | null = null;
+  const kept: Buffer[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
+      const keep = kept.length < 5;
       stream.on('data', (c: Buffer) => {
-        if (!first) chunks.push(c);
+        if (keep) chunks.push(c);
       });
       stream.on('end', () => {
         received++;
-        if (!first) first = Buffer.concat(chunks);
+        if (keep && kept.length < 5) kept.push(Buffer.concat(chunks));
         callback();
       });
     },
@@ -33,7 +34,8 @@ export async function startSmtpSink() {
     get received() {
       return received;
     },
-    sample: () => first,
+    /** One of the first messages whose text contains `marker`. */
+    sample: (marker: string) => kept.find((m) => m.includes(marker)) ?? null,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
