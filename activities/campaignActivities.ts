@@ -40,6 +40,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       scheduledFor: string | null;
       ratePerSecond: number | null;
       retryDelaysSeconds: number[];
+      maxHistoryEvents: number | null;
     } | null> {
       const campaign = await campaignSendRepository.find(orm.em.fork(), input.campaignId);
       if (!campaign) return null;
@@ -48,6 +49,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
         scheduledFor: campaign.scheduledFor?.toISOString() ?? null,
         ratePerSecond: campaign.ratePerSecond ?? config.campaignRatePerSecond,
         retryDelaysSeconds: config.deliveryRetryDelaysSeconds,
+        maxHistoryEvents: config.campaignHistoryEvents,
       };
     },
 

@@ -73,6 +73,7 @@ const envSchema = z.object({
     .optional()
     .transform((value) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : [])),
   CAMPAIGN_RATE_PER_SECOND: z.coerce.number().int().min(0).max(100000).default(0),
+  CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
 });
@@ -134,6 +135,8 @@ export interface Config {
   trackClicks: boolean;
   /** Campaign mail per second per campaign when its project sets no cap; null = as fast as the relay takes it. */
   campaignRatePerSecond: number | null;
+  /** History events after which a campaign send continues as new; undefined = the workflow's default. */
+  campaignHistoryEvents: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];
 }
@@ -204,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trackClicks: e.TRACK_CLICKS,
     snsTopicArns: e.SNS_TOPIC_ARNS,
     campaignRatePerSecond: e.CAMPAIGN_RATE_PER_SECOND || null,
+    campaignHistoryEvents: e.CAMPAIGN_HISTORY_EVENTS ?? null,
   };
 }
 

@@ -10,7 +10,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignActivities } from '../activities/campaignActivities';
+import type { CampaignActivities, CampaignBatchResult } from '../activities/campaignActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../temporal-config/taskQueues';
 import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
@@ -35,7 +35,10 @@ const BATCH_SIZE = 500;
  * relay's answers), so a few side by side keep the worker busy; more would only queue.
  */
 const PARALLEL_BATCHES = 4;
-/** Well below Temporal's history limits; the send carries on in a fresh run with its cursor. */
+/**
+ * Well below Temporal's history limits, the send carries on in a fresh run with its cursor
+ * (CAMPAIGN_HISTORY_EVENTS sets it lower, so a test can see a campaign cross many runs).
+ */
 const MAX_HISTORY_EVENTS = 4000;
 
 export interface CampaignProgress {
@@ -56,7 +59,7 @@ export interface CampaignSendInput {
   campaignId: string;
   projectId: string;
   /** Set when a run continues as new: where the previous run stopped. */
-  resume?: { progress: CampaignProgress; ratePerSecond: number | null; retryDelaysSeconds: number[] };
+  resume?: { progress: CampaignProgress; ratePerSecond: number | null; retryDelaysSeconds: number[]; maxHistoryEvents?: number };
 }
 
 export const getProgress = defineQuery<CampaignProgress>('getProgress');
@@ -84,6 +87,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
   setHandler(getProgress, () => progress);
   let ratePerSecond = input.resume?.ratePerSecond ?? null;
   let retryDelaysSeconds = input.resume?.retryDelaysSeconds ?? [];
+  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
 
   try {
     if (!input.resume) {
@@ -94,6 +98,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       }
       ratePerSecond = campaign.ratePerSecond;
       retryDelaysSeconds = campaign.retryDelaysSeconds;
+      maxHistoryEvents = campaign.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
       const wait = campaign.scheduledFor ? Date.parse(campaign.scheduledFor) - Date.now() : 0;
       if (wait > 0) await sleep(wait);
       if (!(await beginCampaignSend({ campaignId: input.campaignId }))) {
@@ -104,42 +109,65 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       progress.totalRecipients = await fixCampaignAudience({ campaignId: input.campaignId });
     }
 
-    for (;;) {
-      const startedAt = Date.now();
-      const plan = await planCampaignBatches({ campaignId: input.campaignId, afterContactId: progress.cursor, batchSize: BATCH_SIZE, count: PARALLEL_BATCHES });
-      const batches = await Promise.all(
-        plan.starts.map((afterContactId) => sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: BATCH_SIZE })),
-      );
-      if (batches.some((batch) => batch.stopped)) {
-        // Cancelled without reaching this run (Temporal was unreachable then): tidy up the same way.
-        await cancelCampaignSend({ campaignId: input.campaignId });
-        progress.phase = 'CANCELLED';
-        return progress;
-      }
-      let recipients = 0;
-      for (const batch of batches) {
-        progress.batches++;
-        recipients += batch.recipients;
-        progress.recipients += batch.recipients;
-        progress.sent += batch.sent;
-        progress.failed += batch.failed;
-        progress.suppressed += batch.suppressed;
-        if (batch.retry.length) {
-          progress.retried += batch.retry.length;
-          await retryLater(input.projectId, input.campaignId, batch.retry, retryDelaysSeconds);
-        }
-      }
-      if (!plan.next) break;
-      progress.cursor = plan.next;
+    // A sliding window of batches: a new one starts as soon as any finishes, so one slow batch
+    // does not hold the others up. Batch starts are planned a window ahead; `progress.cursor` is
+    // the first start not yet launched, so every recipient before it is in a finished or running batch.
+    const planned: Array<string | null> = [];
+    let planFrom: string | null = progress.cursor;
+    let planEnded = false;
+    let stopped = false;
+    let nextSlot = 0;
+    const running = new Map<number, Promise<{ slot: number; batch: CampaignBatchResult }>>();
+    const windowStartedAt = Date.now();
+    let recipientsInWindow = 0;
 
+    const launch = async (): Promise<boolean> => {
+      if (!planned.length && !planEnded) {
+        const plan = await planCampaignBatches({ campaignId: input.campaignId, afterContactId: planFrom, batchSize: BATCH_SIZE, count: PARALLEL_BATCHES * 2 });
+        planned.push(...plan.starts);
+        planFrom = plan.next;
+        planEnded = plan.next === null;
+      }
+      const afterContactId = planned.shift();
+      if (afterContactId === undefined) return false;
+      progress.cursor = planned[0] ?? planFrom;
+      const slot = nextSlot++;
+      running.set(slot, sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: BATCH_SIZE }).then((batch) => ({ slot, batch })));
+      return true;
+    };
+
+    for (;;) {
+      const historyFull = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+      while (!stopped && !historyFull && running.size < PARALLEL_BATCHES && (await launch()));
+      if (!running.size) break;
+      const { slot, batch } = await Promise.race(running.values());
+      running.delete(slot);
+      if (batch.stopped) stopped = true;
+      progress.batches++;
+      recipientsInWindow += batch.recipients;
+      progress.recipients += batch.recipients;
+      progress.sent += batch.sent;
+      progress.failed += batch.failed;
+      progress.suppressed += batch.suppressed;
+      if (batch.retry.length) {
+        progress.retried += batch.retry.length;
+        await retryLater(input.projectId, input.campaignId, batch.retry, retryDelaysSeconds);
+      }
       if (ratePerSecond) {
-        const minimumMs = (recipients / ratePerSecond) * 1000;
-        const spentMs = Date.now() - startedAt;
-        if (minimumMs > spentMs) await sleep(minimumMs - spentMs);
+        const dueMs = (recipientsInWindow / ratePerSecond) * 1000 - (Date.now() - windowStartedAt);
+        if (dueMs > 0) await sleep(dueMs);
       }
-      if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS) {
-        await continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds } });
+      const allLaunched = planEnded && !planned.length;
+      if (historyFull && !running.size && !allLaunched && !stopped) {
+        // Every launched batch has finished: the next run starts at the first unlaunched one.
+        await continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds, maxHistoryEvents } });
       }
+    }
+    if (stopped) {
+      // Cancelled without reaching this run (Temporal was unreachable then): tidy up the same way.
+      await cancelCampaignSend({ campaignId: input.campaignId });
+      progress.phase = 'CANCELLED';
+      return progress;
     }
     await finishCampaignSend({ campaignId: input.campaignId });
     progress.phase = 'SENT';

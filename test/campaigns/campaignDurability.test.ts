@@ -62,6 +62,8 @@ async function startWorker(): Promise<ChildService> {
     SECRET: stack.config.secret,
     SMTP_URL: smtp.url,
     LOG_LEVEL: 'info',
+    // Continue as new every few batches: the send must cross many runs without losing its place.
+    CAMPAIGN_HISTORY_EVENTS: '60',
   });
   workers.push(worker);
   await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
@@ -132,6 +134,9 @@ describe('a 5,000-recipient campaign', () => {
     const second = await startWorker();
     const campaign = await untilSent(project, campaignId);
     expect(campaign).toMatchObject({ totalRecipients: RECIPIENTS, sentCount: RECIPIENTS });
+    const runs: string[] = [];
+    for await (const run of stack.temporal.workflow.list({ query: `WorkflowId = "campaign-${campaignId}"` })) runs.push(run.runId);
+    expect(runs.length).toBeGreaterThan(1);
     const { missing, duplicates, unsubscribed } = report('worker killed', 'killed', recipients);
     expect(missing).toBe(0);
     expect(unsubscribed).toBe(0);
