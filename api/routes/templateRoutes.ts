@@ -1,8 +1,8 @@
-import { domainToASCII } from 'node:url';
 import Router from '@koa/router';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
-import { z, type ZodTypeAny } from 'zod';
+import { z } from 'zod';
+import { MAX_PAGE, MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { notFound, plainBadRequest, validationFailed } from '../http/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
@@ -10,81 +10,11 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
 import { serializeTemplate, TEMPLATE_SORTS, TEMPLATE_TYPES, templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
 
-/** Limits of template fields (the specification gives only the subject's). */
-export const TEMPLATE_LIMITS = {
-  name: 200,
-  description: 1000,
-  subject: 998,
-  /** Characters; the JSON body limit (1 MB) bounds it as well. */
-  body: 1_000_000,
-  fromName: 200,
-} as const;
+/** Limits of template fields (shared with campaigns). */
+export const TEMPLATE_LIMITS = MESSAGE_CONTENT_LIMITS;
+export { MAX_PAGE_SIZE };
 
-/** Offset pages: pageSize above this is clamped to it; page above MAX_PAGE is refused. */
-export const MAX_PAGE_SIZE = 100;
-const MAX_PAGE = 1_000_000;
-
-const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
-
-const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
-
-/** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
-const singleLine = (field: string, max: number) =>
-  text(field)
-    .regex(CONTROL_CHARACTERS, `${field} must not contain line breaks or other control characters`)
-    .trim()
-    .min(1, `${field} must not be empty`)
-    .max(max, `${field} must be at most ${max} characters`);
-
-/** An optional text field: null or an empty string clears it. */
-const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
-
-/**
- * Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with
- * messages naming the field. An internationalised domain is stored in its ASCII (punycode) form,
- * the form sender domains are stored in, so `hi@bücher.example` is covered by `Bücher.example`.
- */
-const senderAddress = (field: string) =>
-  text(field)
-    .trim()
-    .transform(asciiDomain)
-    .pipe(
-      z
-        .string()
-        .max(254, `${field} must be at most 254 characters`)
-        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
-    )
-    .transform((s) => s.toLowerCase());
-
-function asciiDomain(address: string): string {
-  const at = address.lastIndexOf('@');
-  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
-  // An empty answer means no valid domain: keep the input, which the email check then refuses.
-  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
-}
-
-const fields = {
-  name: singleLine('name', TEMPLATE_LIMITS.name),
-  description: optional(
-    text('description').max(TEMPLATE_LIMITS.description, `description must be at most ${TEMPLATE_LIMITS.description} characters`),
-  ),
-  subject: singleLine('subject', TEMPLATE_LIMITS.subject),
-  body: text('body')
-    .max(TEMPLATE_LIMITS.body, `body must be at most ${TEMPLATE_LIMITS.body} characters`)
-    .refine((s) => s.trim().length > 0, 'body must not be empty'),
-  from: senderAddress('from'),
-  fromName: optional(
-    text('fromName')
-      .regex(CONTROL_CHARACTERS, 'fromName must not contain line breaks or other control characters')
-      .trim()
-      .max(TEMPLATE_LIMITS.fromName, `fromName must be at most ${TEMPLATE_LIMITS.fromName} characters`)
-      .transform((s) => s || null),
-  ),
-  replyTo: optional(senderAddress('replyTo')),
-  type: z.enum(TEMPLATE_TYPES, {
-    errorMap: () => ({ message: `type must be one of ${TEMPLATE_TYPES.join(', ')}` }),
-  }),
-};
+const fields = messageContentFields(TEMPLATE_TYPES);
 
 const createBody = z.object({ ...fields, type: fields.type.default('MARKETING') });
 const patchBody = z.object({

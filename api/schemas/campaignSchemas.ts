@@ -1,77 +1,13 @@
-import { domainToASCII } from 'node:url';
-import { z, type ZodTypeAny } from 'zod';
+import { z } from 'zod';
+import { MAX_PAGE, MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, enumOf, messageContentFields, text } from './messageContentFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
-// PLACEHOLDER: becomes '../../db/conditions/...' (the condition compiler) at merge.
 import { conditionTreeSchema } from '../../db/conditions';
 
-/** Limits of campaign fields (the specification gives only the subject's); the same as templates'. */
-export const CAMPAIGN_LIMITS = {
-  name: 200,
-  description: 1000,
-  subject: 998,
-  /** Characters; the JSON body limit (1 MB) bounds it as well. */
-  body: 1_000_000,
-  fromName: 200,
-} as const;
-
-/** Offset pages: pageSize above this is clamped to it; page above MAX_PAGE is refused. */
-export const MAX_PAGE_SIZE = 100;
-const MAX_PAGE = 1_000_000;
-
-const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
-
-const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
-
-/** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
-const singleLine = (field: string, max: number) =>
-  text(field)
-    .regex(CONTROL_CHARACTERS, `${field} must not contain line breaks or other control characters`)
-    .trim()
-    .min(1, `${field} must not be empty`)
-    .max(max, `${field} must be at most ${max} characters`);
-
-/** An optional text field: null or an empty string clears it. */
-const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
-
-/** Addresses stored trimmed and lower-cased, an internationalised domain in its ASCII form (as sender domains are). */
-const senderAddress = (field: string) =>
-  text(field)
-    .trim()
-    .transform(asciiDomain)
-    .pipe(
-      z
-        .string()
-        .max(254, `${field} must be at most 254 characters`)
-        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
-    )
-    .transform((s) => s.toLowerCase());
-
-function asciiDomain(address: string): string {
-  const at = address.lastIndexOf('@');
-  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
-  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
-}
-
-const enumOf = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
-  z.enum(values, { errorMap: () => ({ message: `${field} must be one of ${values.join(', ')}` }) });
+/** Limits of campaign fields: the same as templates'. */
+export const CAMPAIGN_LIMITS = MESSAGE_CONTENT_LIMITS;
 
 const fields = {
-  name: singleLine('name', CAMPAIGN_LIMITS.name),
-  description: optional(text('description').max(CAMPAIGN_LIMITS.description, `description must be at most ${CAMPAIGN_LIMITS.description} characters`)),
-  subject: singleLine('subject', CAMPAIGN_LIMITS.subject),
-  body: text('body')
-    .max(CAMPAIGN_LIMITS.body, `body must be at most ${CAMPAIGN_LIMITS.body} characters`)
-    .refine((s) => s.trim().length > 0, 'body must not be empty'),
-  from: senderAddress('from'),
-  fromName: optional(
-    text('fromName')
-      .regex(CONTROL_CHARACTERS, 'fromName must not contain line breaks or other control characters')
-      .trim()
-      .max(CAMPAIGN_LIMITS.fromName, `fromName must be at most ${CAMPAIGN_LIMITS.fromName} characters`)
-      .transform((s) => s || null),
-  ),
-  replyTo: optional(senderAddress('replyTo')),
-  type: enumOf('type', CAMPAIGN_TYPES),
+  ...messageContentFields(CAMPAIGN_TYPES),
   audienceType: enumOf('audienceType', AUDIENCE_TYPES),
   segmentId: z
     .string({ invalid_type_error: 'segmentId must be a string' })

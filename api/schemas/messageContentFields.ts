@@ -1,0 +1,84 @@
+import { domainToASCII } from 'node:url';
+import { z, type ZodTypeAny } from 'zod';
+
+/**
+ * The fields a template and a campaign share (name, description, subject, body, sender), with one
+ * set of limits and messages naming the field. The specification gives only the subject's limit.
+ */
+export const MESSAGE_CONTENT_LIMITS = {
+  name: 200,
+  description: 1000,
+  subject: 998,
+  /** Characters; the JSON body limit (1 MB) bounds it as well. */
+  body: 1_000_000,
+  fromName: 200,
+} as const;
+
+/** Offset pages (templates, campaigns): pageSize above this is clamped to it; page above MAX_PAGE is refused. */
+export const MAX_PAGE_SIZE = 100;
+export const MAX_PAGE = 1_000_000;
+
+const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+
+export const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
+
+/** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
+export const singleLine = (field: string, max: number) =>
+  text(field)
+    .regex(CONTROL_CHARACTERS, `${field} must not contain line breaks or other control characters`)
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+/** An optional text field: null or an empty string clears it. */
+export const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
+
+/**
+ * Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with
+ * messages naming the field. An internationalised domain is stored in its ASCII (punycode) form,
+ * the form sender domains are stored in, so `hi@bücher.example` is covered by `Bücher.example`.
+ */
+export const senderAddress = (field: string) =>
+  text(field)
+    .trim()
+    .transform(asciiDomain)
+    .pipe(
+      z
+        .string()
+        .max(254, `${field} must be at most 254 characters`)
+        .email(`${field} must be a bare email address (such as hello@example.com; a display name goes in fromName)`),
+    )
+    .transform((s) => s.toLowerCase());
+
+function asciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 0 || /^[\x00-\x7f]*$/.test(address.slice(at + 1))) return address;
+  // An empty answer means no valid domain: keep the input, which the email check then refuses.
+  return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
+}
+
+export const enumOf = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
+  z.enum(values, { errorMap: () => ({ message: `${field} must be one of ${values.join(', ')}` }) });
+
+/** name, description, subject, body, from, fromName, replyTo and type, as both resources take them. */
+export function messageContentFields<T extends readonly [string, ...string[]]>(types: T) {
+  const limits = MESSAGE_CONTENT_LIMITS;
+  return {
+    name: singleLine('name', limits.name),
+    description: optional(text('description').max(limits.description, `description must be at most ${limits.description} characters`)),
+    subject: singleLine('subject', limits.subject),
+    body: text('body')
+      .max(limits.body, `body must be at most ${limits.body} characters`)
+      .refine((s) => s.trim().length > 0, 'body must not be empty'),
+    from: senderAddress('from'),
+    fromName: optional(
+      text('fromName')
+        .regex(CONTROL_CHARACTERS, 'fromName must not contain line breaks or other control characters')
+        .trim()
+        .max(limits.fromName, `fromName must be at most ${limits.fromName} characters`)
+        .transform((s) => s || null),
+    ),
+    replyTo: optional(senderAddress('replyTo')),
+    type: enumOf('type', types),
+  };
+}
