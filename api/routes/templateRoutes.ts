@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { z } from 'zod';
-import { MAX_PAGE, MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields } from '../schemas/messageContentFields';
+import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { notFound, plainBadRequest, validationFailed } from '../http/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
@@ -32,23 +32,8 @@ const patchBody = z.object({
 const REQUIRED_FIELDS = ['name', 'subject', 'body', 'from'] as const;
 
 const listQuery = z.object({
-  page: z.coerce
-    .number({ invalid_type_error: 'page must be an integer' })
-    .int('page must be an integer')
-    .min(1, 'page must be at least 1')
-    .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
-    .default(1),
-  pageSize: z.coerce
-    .number({ invalid_type_error: 'pageSize must be an integer' })
-    .int('pageSize must be an integer')
-    .min(1, 'pageSize must be at least 1')
-    .default(20)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+  ...offsetListQuery(TEMPLATE_SORTS),
   type: z.enum(TEMPLATE_TYPES, { errorMap: () => ({ message: `type must be one of ${TEMPLATE_TYPES.join(', ')}` }) }).optional(),
-  search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
-  // Unrecognised sort and dir values fall back to the defaults (specification).
-  sort: z.enum(TEMPLATE_SORTS).catch('createdAt').default('createdAt'),
-  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
 });
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PAGE, MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, enumOf, messageContentFields, text } from './messageContentFields';
+import { MESSAGE_CONTENT_LIMITS, enumOf, messageContentFields, offsetListQuery, text } from './messageContentFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
 import { conditionTreeSchema } from '../../db/conditions';
 
@@ -37,23 +37,9 @@ export const updateCampaignBody = z.object({
 });
 
 export const campaignListQuery = z.object({
-  page: z.coerce
-    .number({ invalid_type_error: 'page must be an integer' })
-    .int('page must be an integer')
-    .min(1, 'page must be at least 1')
-    .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
-    .default(1),
-  pageSize: z.coerce
-    .number({ invalid_type_error: 'pageSize must be an integer' })
-    .int('pageSize must be an integer')
-    .min(1, 'pageSize must be at least 1')
-    .default(20)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+  ...offsetListQuery(CAMPAIGN_SORTS),
   // Unlike sort and dir, an unrecognised status is refused (specification).
   status: enumOf('status', CAMPAIGN_STATUSES).optional(),
-  search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
-  sort: z.enum(CAMPAIGN_SORTS).catch('createdAt').default('createdAt'),
-  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
 });
 
 /** The latest date a send may be scheduled for: PostgreSQL and ISO 8601 both end at year 9999 in practice. */
