@@ -112,6 +112,10 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
     // A sliding window of batches: a new one starts as soon as any finishes, so one slow batch
     // does not hold the others up. Batch starts are planned a window ahead; `progress.cursor` is
     // the first start not yet launched, so every recipient before it is in a finished or running batch.
+    // A capped project gets one batch at a time, each at most one second's worth, so the relay never
+    // sees more than the cap in any second, give or take one batch.
+    const batchSize = ratePerSecond ? Math.max(25, Math.min(BATCH_SIZE, ratePerSecond)) : BATCH_SIZE;
+    const parallelBatches = ratePerSecond ? 1 : PARALLEL_BATCHES;
     const planned: Array<string | null> = [];
     let planFrom: string | null = progress.cursor;
     let planEnded = false;
@@ -123,7 +127,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
 
     const launch = async (): Promise<boolean> => {
       if (!planned.length && !planEnded) {
-        const plan = await planCampaignBatches({ campaignId: input.campaignId, afterContactId: planFrom, batchSize: BATCH_SIZE, count: PARALLEL_BATCHES * 2 });
+        const plan = await planCampaignBatches({ campaignId: input.campaignId, afterContactId: planFrom, batchSize, count: parallelBatches * 2 });
         planned.push(...plan.starts);
         planFrom = plan.next;
         planEnded = plan.next === null;
@@ -132,13 +136,13 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       if (afterContactId === undefined) return false;
       progress.cursor = planned[0] ?? planFrom;
       const slot = nextSlot++;
-      running.set(slot, sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: BATCH_SIZE }).then((batch) => ({ slot, batch })));
+      running.set(slot, sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: batchSize }).then((batch) => ({ slot, batch })));
       return true;
     };
 
     for (;;) {
       const historyFull = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
-      while (!stopped && !historyFull && running.size < PARALLEL_BATCHES && (await launch()));
+      while (!stopped && !historyFull && running.size < parallelBatches && (await launch()));
       if (!running.size) break;
       const { slot, batch } = await Promise.race(running.values());
       running.delete(slot);

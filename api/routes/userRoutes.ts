@@ -12,6 +12,19 @@ import { serializeUser } from './authRoutes';
 import { projectSecurity } from './projectSecurity';
 
 const projectBody = z.object({ name: singleLineString(100) });
+/** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
+const projectPatchBody = z
+  .object({
+    name: singleLineString(100).optional(),
+    campaignRatePerSecond: z
+      .number({ invalid_type_error: 'campaignRatePerSecond must be a whole number or null' })
+      .int('campaignRatePerSecond must be a whole number')
+      .min(1)
+      .max(100000)
+      .nullable()
+      .optional(),
+  })
+  .refine((b) => b.name !== undefined || b.campaignRatePerSecond !== undefined, { message: 'Give name or campaignRatePerSecond' });
 
 /** The signed-in user and the projects they belong to (dashboard session). */
 export function userRoutes(deps: ApiDeps) {
@@ -37,8 +50,9 @@ export function userRoutes(deps: ApiDeps) {
 
   router.patch('/users/@me/projects/:id', async (ctx) => {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
-    const { name } = parseBody(projectBody, ctx.request.body);
-    project.name = name;
+    const { name, campaignRatePerSecond } = parseBody(projectPatchBody, ctx.request.body);
+    if (name !== undefined) project.name = name;
+    if (campaignRatePerSecond !== undefined) project.campaignRatePerSecond = campaignRatePerSecond;
     await ctx.state.em.flush();
     ctx.body = serializeProject(project);
   });

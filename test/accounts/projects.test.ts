@@ -38,6 +38,19 @@ describe('projects', () => {
     }
   });
 
+  it('sets and lifts the project\'s cap on campaign mail per second', async () => {
+    const { account, project } = await accountWithProject(stack.http);
+    const capped = await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond: 50 }, { cookie: account.cookie });
+    expect(capped.status).toBe(200);
+    expect(capped.body).toMatchObject({ name: project.name, campaignRatePerSecond: 50 });
+    for (const campaignRatePerSecond of [0, 1.5, 'fast', 100001]) {
+      expect((await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond }, { cookie: account.cookie })).status).toBe(422);
+    }
+    expect((await stack.http.patch(`/users/@me/projects/${project.id}`, {}, { cookie: account.cookie })).status).toBe(422);
+    const lifted = await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond: null }, { cookie: account.cookie });
+    expect(lifted.body.campaignRatePerSecond).toBeNull();
+  });
+
   it("answers 404 for another user's project, exactly as for a missing one", async () => {
     const { project } = await accountWithProject(stack.http);
     const stranger = await signUp(stack.http);

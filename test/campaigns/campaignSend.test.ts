@@ -128,6 +128,21 @@ describe('sending a campaign', () => {
     });
   });
 
+  it('keeps to the project\'s cap on campaign mail per second', async () => {
+    const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const capped = await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond: 200 }, { cookie: account.cookie });
+    expect(capped.status).toBe(200);
+    await addContacts(project, 'paced', 1200);
+    const campaign = await createCampaign(project, domain, { subject: 'Paced' });
+    const started = Date.now();
+    await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
+    await untilStatus(project, campaign.id, 'SENT');
+    // 1,200 recipients at 200 a second, one batch of 200 a second: at least 5 s.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+    const times = smtp.messages.filter((m) => m.parsed.subject === 'Paced').map((m) => m.parsed.date!.getTime());
+    expect(times).toHaveLength(1200);
+  });
+
   it('a scheduled campaign waits on a durable timer, then sends', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     await addContacts(project, 'later', 3);
