@@ -161,7 +161,12 @@ async function main() {
   console.log(saved.length ? `recorded:\n${saved.join('\n')}` : 'nothing new to record');
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Exit once done: some handle (a pooled connection or timer of the stack) can outlive stop() and
+// would keep the script waiting after every file is written.
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
