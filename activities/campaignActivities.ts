@@ -4,6 +4,7 @@ import type { ActivityDeps } from './deps';
 import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
+import { recipientRefusal } from '../db/emails/recipientRefusal';
 import { domainRepository } from '../db/domains/domainRepository';
 import { deliverRecordedEmails } from '../mail/delivery/recordedEmailDelivery';
 import { renderEmail, templateVariables } from '../mail/rendering/renderEmail';
@@ -103,7 +104,9 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
           links,
           tracking: { opens: config.trackOpens, clicks: config.trackClicks },
         });
-        const refusal = suppressed.has(contact.email) ? 'The address is suppressed after a hard bounce or a complaint' : null;
+        // The audience holds only subscribed contacts where the type asks for it; one who
+        // unsubscribed since is caught here and again just before sending.
+        const refusal = recipientRefusal({ type: campaign.type }, { suppressed: suppressed.has(contact.email), subscribed: contact.subscribed });
         return {
           id,
           projectId: campaign.projectId,

@@ -10,10 +10,9 @@ import { contactRepository } from '../../db/contacts/contactRepository';
 import { emailRepository } from '../../db/emails/emailRepository';
 import { campaignRepository, EDITABLE_STATUSES, serializeCampaign, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
 import { CAMPAIGN_LIMITS, campaignListQuery, createCampaignBody, sendCampaignBody, testCampaignBody, updateCampaignBody } from '../schemas/campaignSchemas';
-// PLACEHOLDER: becomes '../../db/conditions/...' (the condition compiler) at merge.
 import { validateConditionTree } from '../../db/conditions';
 import { cancelCampaignSend, notDraft, startCampaignSend } from '../campaigns/campaignSending';
-import { checkTemplate, renderEmail, TemplateRenderError, templateVariables, type RenderedEmail } from '../../mail/rendering/renderEmail';
+import { checkTemplate, renderEmail, templateVariables } from '../../mail/rendering/renderEmail';
 import { emailLinks } from '../../mail/links/signedLinks';
 import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
 
@@ -182,21 +181,15 @@ export function campaignRoutes(deps: ApiDeps) {
     const contact = await contactRepository.findByEmail(ctx.state.em, projectId, address);
     const emailId = crypto.randomUUID();
     const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact?.id ?? crypto.randomUUID() });
-    let rendered: RenderedEmail;
-    try {
-      rendered = renderEmail({
-        subject: `[TEST] ${campaign.subject}`,
-        body: campaign.body,
-        type: campaign.type,
-        variables: templateVariables(contact ?? { id: '', email: address, data: {} }, {}, links),
-        links,
-        tracking: { opens: config.trackOpens, clicks: config.trackClicks },
-      });
-    } catch (err) {
-      // A helper that fails on this contact's data: the campaign's content must change, not the server.
-      if (err instanceof TemplateRenderError) throw validationFailed(err.problems.map((p) => ({ field: p.field, message: p.message, code: 'custom' })));
-      throw err;
-    }
+    // A template that cannot render for this contact's data is a 422 (the error handler's mapping).
+    const rendered = renderEmail({
+      subject: `[TEST] ${campaign.subject}`,
+      body: campaign.body,
+      type: campaign.type,
+      variables: templateVariables(contact ?? { id: '', email: address, data: {} }, {}, links),
+      links,
+      tracking: { opens: config.trackOpens, clicks: config.trackClicks },
+    });
     try {
       await deps.deliveries.record(projectId, [
         {

@@ -9,6 +9,7 @@ import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchem
 import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
+import { recipientRefusal } from '../../db/emails/recipientRefusal';
 import { domainRepository } from '../../db/domains/domainRepository';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
@@ -127,11 +128,7 @@ export function sendRoutes(deps: ApiDeps) {
         links,
         tracking: { opens: config.trackOpens, clicks: config.trackClicks },
       });
-      const refusal = suppressed.has(contact.email)
-        ? 'The address is suppressed after a hard bounce or a complaint'
-        : plan.type === 'MARKETING' && !contact.subscribed
-          ? 'The contact is unsubscribed'
-          : null;
+      const refusal = recipientRefusal({ type: plan.type }, { suppressed: suppressed.has(contact.email), subscribed: contact.subscribed });
       return {
         id: emailId,
         projectId: project.id,

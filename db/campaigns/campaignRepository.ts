@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { copyName } from '../../lib/copyName';
 import { likeContains } from '../contacts/contactQueries';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
@@ -169,14 +170,6 @@ const columnValue = (key: keyof CampaignFields, fields: Partial<CampaignFields>)
 // Names sort as a person reads a list: case does not split "apple" from "Banana".
 const sortExpression: Record<CampaignSort, string> = { name: 'lower(c.name)', createdAt: 'c.created_at', updatedAt: 'c.updated_at' };
 
-/** What " (copy)" may follow so that a duplicate's name stays within the name limit. */
-function copyName(name: string, maxLength: number): string {
-  const suffix = ' (copy)';
-  let base = name.length + suffix.length > maxLength ? name.slice(0, maxLength - suffix.length) : name;
-  // Never cut a surrogate pair in half: PostgreSQL cannot store half of one.
-  if (/[\ud800-\udbff]$/.test(base)) base = base.slice(0, -1);
-  return base + suffix;
-}
 
 export interface CampaignStats {
   totalRecipients: number;

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { copyName } from '../../lib/copyName';
 import { likeContains } from '../contacts/contactQueries';
 
 export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING', 'HEADLESS'] as const;
@@ -92,14 +93,6 @@ const columns: Record<keyof TemplateFields, string> = {
 // Names sort as a person reads a list: case does not split "apple" from "Banana".
 const sortExpression: Record<TemplateSort, string> = { name: 'lower(name)', createdAt: 'created_at', updatedAt: 'updated_at' };
 
-/** What " (copy)" may follow so that a duplicate's name stays within the name limit. */
-function copyName(name: string, maxLength: number): string {
-  const suffix = ' (copy)';
-  let base = name.length + suffix.length > maxLength ? name.slice(0, maxLength - suffix.length) : name;
-  // Never cut a surrogate pair in half: PostgreSQL cannot store half of one.
-  if (/[\ud800-\udbff]$/.test(base)) base = base.slice(0, -1);
-  return base + suffix;
-}
 
 export const templateRepository = {
   async create(em: EntityManager, projectId: string, fields: TemplateFields): Promise<TemplateRow> {

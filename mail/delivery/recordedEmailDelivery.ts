@@ -5,6 +5,7 @@ import type { MailTransport } from '../mailTransport';
 import { emailRepository, type DeliveryOutcome, type EmailAttachment, type EmailRow } from '../../db/emails/emailRepository';
 import { domainRepository, type DkimSigningKey } from '../../db/domains/domainRepository';
 import { sendRecordedEmail } from './emailSender';
+import { recipientRefusal } from '../../db/emails/recipientRefusal';
 
 export interface DeliveryAttemptResult {
   sent: number;
@@ -98,8 +99,11 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
       for (const r of rows as Array<{ id: string }>) unsubscribed.add(r.id);
     }
     for (const email of list) {
-      if (suppressed.has(email.toAddress)) refusals.set(email.id, 'The address is suppressed after a hard bounce or a complaint');
-      else if (email.type === 'MARKETING' && email.contactId && unsubscribed.has(email.contactId)) refusals.set(email.id, 'The contact is unsubscribed');
+      const refusal = recipientRefusal(email, {
+        suppressed: suppressed.has(email.toAddress),
+        subscribed: !(email.contactId && unsubscribed.has(email.contactId)),
+      });
+      if (refusal) refusals.set(email.id, refusal);
     }
   }
   return refusals;
