@@ -7,6 +7,7 @@ import { createOrm, type Orm } from '../db/orm';
 import { createTemporalClient, type TemporalHandle } from '../temporal-config/client';
 import { createApp } from './app';
 import { trackConnections } from './httpDrain';
+import { SenderDomainLookup } from '../db/domains/senderDomainLookup';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { DeliveryScheduler } from './send/deliveryScheduler';
@@ -38,7 +39,7 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), deliveries, snsFetch: options.snsFetch });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

@@ -10,6 +10,7 @@ import type { User } from '../db/entities/user';
 import type { EventTriggers } from '../db/events/eventTriggers';
 import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import type { SenderDomainLookup } from '../db/domains/senderDomainLookup';
 import type { DeliveryScheduler } from './send/deliveryScheduler';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 
@@ -22,6 +23,7 @@ export interface ApiDeps {
   eventTriggers: EventTriggers;
   contactWrites: ContactWriteBatcher;
   apiKeys: ApiKeyResolver;
+  senderDomains: SenderDomainLookup;
   deliveries: DeliveryScheduler;
   /** Reads SNS signing certificates and subscription URLs; https by default, replaced in tests. */
   snsFetch?: SnsFetcher;

@@ -10,7 +10,6 @@ import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
 import { recipientRefusal } from '../../db/emails/recipientRefusal';
-import { domainRepository } from '../../db/domains/domainRepository';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate, renderEmail, templateVariables, type TemplateType } from '../../mail/rendering/renderEmail';
@@ -60,7 +59,7 @@ export function sendRoutes(deps: ApiDeps) {
     const problems = checkTemplate({ subject: subject!, body: html! });
     if (problems.length) throw validationFailed(problems.map((p) => ({ field: body.template && !body[p.field] ? 'template' : p.field, message: p.message, code: 'custom' })));
 
-    const domain = await domainRepository.findVerifiedSenderDomain(ctx.state.em, projectId, fromAddress!);
+    const domain = await deps.senderDomains.findVerified(projectId, fromAddress!);
     if (!domain) throw unverifiedSenderDomain(fromAddress!);
 
     // An explicit from name wins; the deprecated `name` is the fallback for a bare address.
@@ -107,17 +106,16 @@ export function sendRoutes(deps: ApiDeps) {
     // unless told otherwise, and an explicit value changes an existing contact (with its event).
     const upserts = await Promise.all(
       recipients.map((r) =>
-        deps.contactWrites.write(project.id, { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes }, 'send'),
+        deps.contactWrites.write(project.id, { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes, reportSuppression: true }, 'send'),
       ),
     );
     const flips: RecordedEvent[] = upserts.flatMap((u) => u.events);
     await deps.eventTriggers.afterEventsRecorded(project.id, flips);
     await deps.eventTriggers.afterContactsChanged(project.id, upserts.map((u) => u.contact.id));
 
-    const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
 
-    const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact }, index) => {
+    const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact, suppressed }, index) => {
       const emailId = crypto.randomUUID();
       const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact.id });
       const rendered = renderEmail({
@@ -128,7 +126,7 @@ export function sendRoutes(deps: ApiDeps) {
         links,
         tracking: { opens: config.trackOpens, clicks: config.trackClicks },
       });
-      const refusal = recipientRefusal({ type: plan.type }, { suppressed: suppressed.has(contact.email), subscribed: contact.subscribed });
+      const refusal = recipientRefusal({ type: plan.type }, { suppressed: suppressed === true, subscribed: contact.subscribed });
       return {
         id: emailId,
         projectId: project.id,

@@ -20,6 +20,8 @@ export interface ContactUpsert {
   data: DataChanges;
   /** An event to record for the contact in the same statement (POST /v1/track). */
   event?: { name: string; data: Record<string, unknown> | null };
+  /** Also answer whether the address is on the project's suppression list (POST /v1/send). */
+  reportSuppression?: boolean;
 }
 
 export interface RecordedEvent {
@@ -37,6 +39,8 @@ export interface UpsertResult {
   /** The tracked event (if one was asked for) and any contact.subscribed / contact.unsubscribed emitted. */
   events: RecordedEvent[];
   trackedEventId?: string;
+  /** Whether the address is suppressed, when the write asked (reportSuppression). */
+  suppressed?: boolean;
 }
 
 export function toContact(row: Record<string, any>): ContactRow {
@@ -96,6 +100,7 @@ interface UpsertShape {
   subscriptionUpdates: boolean;
   unsets: boolean;
   events: boolean;
+  suppression: boolean;
 }
 
 function buildUpsertSql(shape: UpsertShape): string {
@@ -120,6 +125,10 @@ function buildUpsertSql(shape: UpsertShape): string {
   returning id, contact_id, name, created_at
 )`
     : `tracked as (select null::uuid as id, null::uuid as contact_id, null::text as name, null::timestamptz as created_at where false)`;
+  // Answered in the same round trip, so a send needs no second statement to learn it.
+  const suppressed = shape.suppression
+    ? `exists (select 1 from email_suppressions s where s.project_id = ? and s.email = r.email) as suppressed`
+    : `null::boolean as suppressed`;
   return `
 with input as (
   select * from jsonb_to_recordset(?::jsonb)
@@ -143,13 +152,14 @@ ${tracked}
 select r.id, r.email, r.subscribed, r.data, r.created_at, r.updated_at, r.inserted, r.prev_subscribed, r.ord,
   (select t.id from tracked t where t.contact_id = r.id limit 1) as tracked_event_id,
   coalesce((select json_agg(json_build_object('id', e.id, 'name', e.name, 'contactId', e.contact_id, 'createdAt', e.created_at))
-            from (select * from flips union all select * from tracked) e where e.contact_id = r.id), '[]'::json) as events
+            from (select * from flips union all select * from tracked) e where e.contact_id = r.id), '[]'::json) as events,
+  ${suppressed}
 from res r order by r.ord`;
 }
 
 const upsertSqlCache = new Map<string, string>();
 function upsertSql(shape: UpsertShape): string {
-  const key = `${+shape.subscriptionUpdates}${+shape.unsets}${+shape.events}`;
+  const key = `${+shape.subscriptionUpdates}${+shape.unsets}${+shape.events}${+shape.suppression}`;
   let sql = upsertSqlCache.get(key);
   if (!sql) upsertSqlCache.set(key, (sql = buildUpsertSql(shape)));
   return sql;
@@ -193,10 +203,12 @@ export const contactRepository = {
         subscriptionUpdates: input.some((i) => i.sub_update !== null),
         unsets: input.some((i) => i.unset_keys.length > 0),
         events: input.some((i) => i.event_name !== null),
+        suppression: folded.some(({ row }) => row.reportSuppression === true),
       };
       const params: unknown[] = [JSON.stringify(input), projectId];
       if (shape.subscriptionUpdates) params.push(projectId, JSON.stringify({ source: changeSource }));
       if (shape.events) params.push(projectId);
+      if (shape.suppression) params.push(projectId);
       return tx.execute<Array<Record<string, any>>>(upsertSql(shape), params);
     };
     // Only a write that sets the subscription of existing contacts can flip one. Then the current
@@ -221,6 +233,7 @@ export const contactRepository = {
         subscriptionChangedTo: !r.inserted && r.prev_subscribed !== null && r.prev_subscribed !== r.subscribed ? r.subscribed : undefined,
         events,
         trackedEventId: r.tracked_event_id ?? undefined,
+        suppressed: r.suppressed ?? undefined,
       };
       for (const index of folded[r.ord].indexes) out[index] = upsert;
     }
