@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, createProject, signUp } from '../support/accounts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
@@ -114,6 +116,28 @@ describe('verifyWebhookSignature', () => {
     const crypto = await import('node:crypto');
     const expected = crypto.createHmac('sha256', secret).update(`1700000000.${body}`).digest('hex');
     expect(signWebhookBody(body, secret, 1_700_000_000)).toBe(`t=1700000000,v1=${expected}`);
+  });
+});
+
+describe("the README's verification snippet", () => {
+  it('accepts what Mailroom signs and refuses the rest', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Webhook signatures'));
+    const code = /```js\n([\s\S]*?)```/.exec(section)![1];
+    expect(code).toContain('function verifyMailroomSignature');
+    const verify = new Function('require', `${code}\nreturn verifyMailroomSignature;`)(require) as (
+      header: string | undefined,
+      rawBody: Buffer,
+      secret: string,
+    ) => boolean;
+    const body = Buffer.from('{"contact":{"email":"ü@example.com"}}');
+    const header = signWebhookBody(body, 'whsec_readme');
+    expect(verify(header, body, 'whsec_readme')).toBe(true);
+    expect(verify(header, body, 'whsec_other')).toBe(false);
+    expect(verify(header, Buffer.from('{}'), 'whsec_readme')).toBe(false);
+    expect(verify(signWebhookBody(body, 'whsec_readme', Math.floor(Date.now() / 1000) - 600), body, 'whsec_readme')).toBe(false);
+    expect(verify(undefined, body, 'whsec_readme')).toBe(false);
+    expect(verify('t=1,v1=zz', body, 'whsec_readme')).toBe(false);
   });
 });
 
