@@ -21,6 +21,11 @@ export interface TestDnsServer {
   setNs(name: string, hosts: string[]): void;
   setA(name: string, addresses: string[]): void;
   setAaaa(name: string, addresses: string[]): void;
+  /**
+   * The A answers of `name` change with each question: the first question gets `answers[0]`, the
+   * next `answers[1]`, and the last one repeats (a rebinding DNS server). Replaces setA's records.
+   */
+  setASequence(name: string, answers: string[][]): void;
   remove(name: string): void;
   failWith(mode: 'SERVFAIL' | 'SILENCE' | null): void;
   /** Questions asked so far, as `TYPE name`. */
@@ -46,6 +51,7 @@ function chunks(value: string): string[] {
 export async function startTestDnsServer(): Promise<TestDnsServer> {
   const records = new Map<string, Records>();
   const questions: string[] = [];
+  const aSequences = new Map<string, string[][]>();
   let failure: 'SERVFAIL' | 'SILENCE' | null = null;
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
@@ -75,7 +81,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       } else if (question.type === Packet.TYPE.NS) {
         for (const ns of found.ns ?? []) response.answers.push({ ...base, type: Packet.TYPE.NS, ns });
       } else if (question.type === Packet.TYPE.A) {
-        for (const address of found.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
+        const sequence = aSequences.get(key(question.name));
+        const answer = sequence ? (sequence.length > 1 ? sequence.shift()! : sequence[0]) : found.a;
+        for (const address of answer ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address });
       } else if (question.type === Packet.TYPE.AAAA) {
         for (const address of found.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address });
       }
@@ -108,13 +116,19 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       records.set(key(name), { ...records.get(key(name)), ns });
     },
     setA(name, a) {
+      aSequences.delete(key(name));
       records.set(key(name), { ...records.get(key(name)), a });
     },
     setAaaa(name, aaaa) {
       records.set(key(name), { ...records.get(key(name)), aaaa });
     },
+    setASequence(name, answers) {
+      records.set(key(name), { ...records.get(key(name)), a: undefined });
+      aSequences.set(key(name), answers.map((a) => [...a]));
+    },
     remove(name) {
       records.delete(key(name));
+      aSequences.delete(key(name));
     },
     failWith(mode) {
       failure = mode;
