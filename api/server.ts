@@ -13,6 +13,7 @@ import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
+import { createObjectStore } from '../lib/objectStorage/createObjectStore';
 
 export interface RunningApi {
   server: http.Server;
@@ -38,7 +39,7 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch, objectStore: createObjectStore(config) });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

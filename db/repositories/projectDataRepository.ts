@@ -8,8 +8,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 // Order matters only for readability: every reference cascades.
 export const projectDataTables = ['campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
 // Sender domains and templates are set-up, like keys: a reset does not make the owner redo their
-// DNS records or rewrite their templates.
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates'] as const;
+// DNS records or rewrite their templates. Uploaded images stay with the templates whose bodies
+// link to them (and with mail already sent that shows them).
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'uploads'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */
