@@ -22,6 +22,19 @@ const storageUnavailable = (err: ObjectStoreError) =>
   new ApiError(503, 'OBJECT_STORAGE_UNAVAILABLE', 'The image could not be stored right now; try again shortly', { details: { reason: err.message } });
 
 /**
+ * If-None-Match against the upload's ETag (RFC 9110 13.1.2, weak comparison). Not Koa's
+ * ctx.fresh: it ignores validators on requests that also say `Cache-Control: no-cache`, which
+ * fetch adds to every conditional request, though answering 304 there is exactly right.
+ */
+function matchesEtag(header: string, id: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === `"${id}"`;
+  });
+}
+
+/**
  * POST /uploads/image (secret key) stores a PNG, JPEG, GIF or WebP for template bodies;
  * GET /uploads/<id>.<ext> serves it to anyone (mail clients fetch it without credentials).
  */
@@ -96,11 +109,11 @@ export function uploadRoutes(deps: ApiDeps) {
     // Mail clients and web pages on other origins embed these.
     ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
     ctx.type = upload.contentType;
-    ctx.status = 200;
-    if (ctx.fresh) {
+    if (matchesEtag(ctx.get('If-None-Match'), upload.id)) {
       ctx.status = 304;
       return;
     }
+    ctx.status = 200;
     if (ctx.method === 'HEAD') {
       ctx.length = upload.size;
       return;

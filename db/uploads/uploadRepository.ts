@@ -20,13 +20,13 @@ export const uploadRepository = {
       `insert into uploads (id, project_id, key, content_type, size, width, height) values (?, ?, ?, ?, ?, ?, ?) returning ${columns}`,
       [upload.id, upload.projectId, upload.key, upload.contentType, upload.size, upload.width, upload.height],
     );
-    return row as UploadRecord;
+    return toRecord(row);
   },
 
   /** Served without authentication, so looked up by id alone (ids are random UUIDs). */
   async find(em: EntityManager, id: string): Promise<UploadRecord | null> {
     const rows = await em.execute(`select ${columns} from uploads where id = ?`, [id]);
-    return (rows[0] as UploadRecord | undefined) ?? null;
+    return rows.length ? toRecord(rows[0]) : null;
   },
 
   /** Store keys of every upload of the project (to remove the files once the project is gone). */
@@ -35,3 +35,6 @@ export const uploadRepository = {
     return rows.map((r) => String(r.key));
   },
 };
+
+// The driver hands timestamps over as text.
+const toRecord = (row: Record<string, unknown>): UploadRecord => ({ ...(row as unknown as UploadRecord), createdAt: new Date(row.createdAt as string) });

@@ -67,7 +67,10 @@ export function inspectImage(bytes: Buffer): InspectedImage {
   }
   let size: ReturnType<typeof imageSize>;
   try {
-    size = imageSize(bytes);
+    // A copy in an ArrayBuffer of its own: image-size reads through DataViews over the whole
+    // underlying buffer, so a header cut short would otherwise be read on into whatever follows
+    // the file in Node's shared Buffer pool instead of failing.
+    size = imageSize(new Uint8Array(bytes));
   } catch (err) {
     throw new ImageRejection('INVALID_IMAGE', `The file starts like a ${format.toUpperCase()} image but is not a valid one (${(err as Error).message})`);
   }
@@ -93,7 +96,7 @@ export function inspectImage(bytes: Buffer): InspectedImage {
 function looksLikeSvg(bytes: Buffer, signatures: Array<{ typename: string; mime?: string }>): boolean {
   if (signatures.some((s) => s.mime === 'image/svg+xml' || s.typename.toLowerCase() === 'svg')) return true;
   try {
-    return imageSize(bytes).type === 'svg';
+    return imageSize(new Uint8Array(bytes)).type === 'svg';
   } catch {
     return /<svg[\s>]/i.test(bytes.subarray(0, 4096).toString('latin1'));
   }
