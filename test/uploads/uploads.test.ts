@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import S3rver from 's3rver';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startTestStack, type TestStack } from '../support/testStack';
+import { ConfigError, loadConfig } from '../../lib/config';
 import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
 
@@ -391,5 +392,52 @@ describe('uploads in an S3-compatible store', () => {
     } finally {
       await other.stop();
     }
+  });
+});
+
+describe('S3 settings', () => {
+  const env = (vars: Record<string, string>) => loadConfig({ DATA_DIR: os.tmpdir(), SECRET: 'x'.repeat(32), ...vars });
+
+  it('reads an S3-compatible endpoint from S3_URL, path-style, with the key prefix and percent-decoded credentials', () => {
+    expect(env({ S3_URL: 'https://AKID:se%2Fcret@minio.internal:9000/mail-images/prod/uploads?region=eu-west-1' }).s3).toEqual({
+      endpoint: 'https://minio.internal:9000',
+      bucket: 'mail-images',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'se/cret' },
+      forcePathStyle: true,
+      keyPrefix: 'prod/uploads/',
+    });
+  });
+
+  it('reads AWS S3 itself from s3://bucket, leaving credentials to the SDK chain', () => {
+    expect(env({ S3_URL: 's3://mail-images?region=eu-central-1' }).s3).toEqual({
+      endpoint: undefined,
+      bucket: 'mail-images',
+      region: 'eu-central-1',
+      credentials: undefined,
+      forcePathStyle: false,
+      keyPrefix: '',
+    });
+  });
+
+  it('reads the separate variables', () => {
+    expect(
+      env({ S3_BUCKET: 'mail-images', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b', S3_FORCE_PATH_STYLE: 'false' }).s3,
+    ).toEqual({ endpoint: 'http://127.0.0.1:9000', bucket: 'mail-images', region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, forcePathStyle: false, keyPrefix: '' });
+    expect(env({}).s3).toBeNull();
+  });
+
+  it.each([
+    [{ S3_URL: 's3://mail-images', S3_BUCKET: 'other-bucket' }, /not both/],
+    [{ S3_ENDPOINT: 'http://127.0.0.1:9000' }, /S3_BUCKET must be set/],
+    [{ S3_BUCKET: 'mail-images', S3_ACCESS_KEY_ID: 'a' }, /go together/],
+    [{ S3_URL: 'https://minio.internal:9000/' }, /name the bucket/],
+    [{ S3_URL: 'ftp://host/bucket' }, /scheme/],
+    [{ S3_URL: 'https://minio.internal/Bad_Bucket' }, /not a valid bucket name/],
+    [{ S3_URL: 'https://key@minio.internal/bucket' }, /both the access key id and the secret/],
+    [{ S3_URL: 'https://minio.internal/bucket?forcePathStyle=maybe' }, /forcePathStyle/],
+  ])('refuses to start with %j', (vars, problem) => {
+    expect(() => env(vars)).toThrow(ConfigError);
+    expect(() => env(vars)).toThrow(problem);
   });
 });
