@@ -97,9 +97,11 @@ export async function consumeMultipartFile<T>(
           () => undefined,
         );
       });
-      // busboy skips every file past limits.files and says so once.
+      // busboy skips every file past limits.files and says so once; when that is refused, the
+      // answer need not wait for the rest of the form.
       form.on('filesLimit', () => {
         extraFile = true;
+        if (options.extraFiles) fail(options.extraFiles());
       });
       form.on('error', (err: Error) => fail(badRequest(`Could not read the upload: ${err.message}`)));
       form.on('close', () => {
