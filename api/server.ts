@@ -39,7 +39,8 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch, objectStore: createObjectStore(config) });
+  const objectStore = createObjectStore(config);
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), deliveries, snsFetch: options.snsFetch, objectStore });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;
@@ -61,6 +62,7 @@ export async function startApiServer(
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();
+      objectStore.close();
     })());
 
   return { server, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, close };

@@ -60,4 +60,8 @@ export class LocalObjectStore implements ObjectStore {
   async delete(keys: string[]): Promise<void> {
     for (const key of keys) await fsp.rm(this.pathOf(key), { force: true });
   }
+
+  close(): void {
+    // Nothing held open between calls.
+  }
 }

@@ -18,6 +18,8 @@ export interface ObjectStore {
   get(key: string): Promise<StoredObject | null>;
   /** Removes the objects; keys that are already gone are not an error. */
   delete(keys: string[]): Promise<void>;
+  /** Releases connections (the S3 client's sockets); the store is not used afterwards. */
+  close(): void;
 }
 
 /** The store could not be reached or refused the operation (not: the object is missing). */

@@ -80,7 +80,7 @@ export class S3ObjectStore implements ObjectStore {
     if (failures.length) throw new ObjectStoreError(`Could not delete ${failures.length} file(s) from object storage: ${failures.slice(0, 5).join('; ')}`);
   }
 
-  destroy(): void {
+  close(): void {
     this.client.destroy();
   }
 }
