@@ -24,6 +24,7 @@ import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
+import { uploadRoutes } from './routes/uploadRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -63,6 +64,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),
+    uploadRoutes(deps),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));

@@ -14,6 +14,7 @@ import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
+import { createObjectStore } from '../lib/objectStorage/createObjectStore';
 
 export interface RunningApi {
   server: http.Server;
@@ -39,7 +40,8 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), deliveries, snsFetch: options.snsFetch });
+  const objectStore = createObjectStore(config);
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;
@@ -61,6 +63,7 @@ export async function startApiServer(
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();
+      objectStore.close();
     })());
 
   return { server, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, close };

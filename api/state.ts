@@ -13,6 +13,7 @@ import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import type { SenderDomainLookup } from '../db/domains/senderDomainLookup';
 import type { DeliveryScheduler } from './send/deliveryScheduler';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
+import type { ObjectStore } from '../lib/objectStorage/objectStore';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -27,6 +28,8 @@ export interface ApiDeps {
   deliveries: DeliveryScheduler;
   /** Reads SNS signing certificates and subscription URLs; https by default, replaced in tests. */
   snsFetch?: SnsFetcher;
+  /** Where uploaded images are kept (DATA_DIR/uploads or an S3 bucket). */
+  objectStore: ObjectStore;
 }
 
 export interface AppState {

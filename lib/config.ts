@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { parseDnsServers } from './dns/dnsResolver';
 import { parseAllowedNetworks } from './webhooks/webhookAddressPolicy';
+import { s3SettingsFromEnv, type S3Settings } from './objectStorage/s3Settings';
 
 /**
  * Every setting Mailroom reads from the environment, in one place (contract section 1).
@@ -86,6 +87,15 @@ const envSchema = z.object({
   CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
+  // Object storage for uploads: S3_URL alone, or S3_BUCKET with the others (lib/objectStorage/s3Settings.ts).
+  S3_URL: z.string().min(1).optional(),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: booleanFromEnv.optional(),
+  S3_KEY_PREFIX: z.string().min(1).optional(),
 });
 
 /** `30s,5m,1h,2d` → seconds; null when any item is not a duration. */
@@ -151,6 +161,8 @@ export interface Config {
   campaignHistoryEvents: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];
+  /** Where uploads go when not under DATA_DIR/uploads; null = local files. */
+  s3: S3Settings | null;
 }
 
 /**
@@ -221,7 +233,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     snsTopicArns: e.SNS_TOPIC_ARNS,
     campaignRatePerSecond: e.CAMPAIGN_RATE_PER_SECOND || null,
     campaignHistoryEvents: e.CAMPAIGN_HISTORY_EVENTS ?? null,
+    s3: s3Settings(e),
   };
+}
+
+function s3Settings(e: z.infer<typeof envSchema>): S3Settings | null {
+  const settings = s3SettingsFromEnv({
+    url: e.S3_URL,
+    endpoint: e.S3_ENDPOINT,
+    bucket: e.S3_BUCKET,
+    region: e.S3_REGION,
+    accessKeyId: e.S3_ACCESS_KEY_ID,
+    secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
+    keyPrefix: e.S3_KEY_PREFIX,
+  });
+  if ('problem' in settings) throw new ConfigError(`Invalid configuration: ${settings.problem}`);
+  return settings.s3;
 }
 
 /** TEMPORAL_API_KEY is the key itself; TEMPORAL_API_KEY_FILE names a file holding it (a mounted secret). */

@@ -11,8 +11,14 @@ export interface MultipartFileOptions {
   /** The form field holding the file. */
   field: string;
   maxBytes: number;
-  /** The 413 to answer beyond maxBytes. */
+  /** The error to answer beyond maxBytes (a 413 for CSV imports). */
   tooLarge: () => ApiError;
+  /**
+   * When set, a request carrying more than one file is refused with this error, and the result
+   * is given only once the whole form has been read (so the caller stores nothing before it
+   * knows there was exactly one file). Unset: files after the first are skipped.
+   */
+  extraFiles?: () => ApiError;
 }
 
 /**
@@ -59,6 +65,9 @@ export async function consumeMultipartFile<T>(
       let found = false;
       let fileStream: Readable | null = null;
       let consuming: Promise<T> | null = null;
+      let extraFile = false;
+      let formClosed!: () => void;
+      const closed = new Promise<void>((done) => (formClosed = done));
       // A failure outside the file (the decoder, the form) answers only once the consumer has
       // settled: it is told through its stream and cleans up (a half-stored upload is discarded)
       // before the caller's error handler answers.
@@ -75,11 +84,28 @@ export async function consumeMultipartFile<T>(
         found = true;
         fileStream = file;
         file.on('limit', () => file.destroy(options.tooLarge()));
-        consuming = consume(file, { filename: info.filename || null });
-        consuming.then(resolve, reject);
+        const consumed = consume(file, { filename: info.filename || null });
+        consuming = consumed;
+        const refuse = options.extraFiles;
+        if (!refuse) {
+          consumed.then(resolve, reject);
+          return;
+        }
+        consumed.catch(reject);
+        Promise.all([consumed, closed]).then(
+          ([value]) => (extraFile ? reject(refuse()) : resolve(value)),
+          () => undefined,
+        );
+      });
+      // busboy skips every file past limits.files and says so once; when that is refused, the
+      // answer need not wait for the rest of the form.
+      form.on('filesLimit', () => {
+        extraFile = true;
+        if (options.extraFiles) fail(options.extraFiles());
       });
       form.on('error', (err: Error) => fail(badRequest(`Could not read the upload: ${err.message}`)));
       form.on('close', () => {
+        formClosed();
         if (!found) reject(badRequest(`Upload the file as the multipart field "${options.field}"`));
       });
       // A client that goes away mid-upload: the form (and so the file stream) ends in an error.

@@ -3,8 +3,9 @@ import type { ApiDeps, AppState } from '../state';
 
 /**
  * GET /config (no auth): which integrations this instance has. Only integrations Mailroom
- * implements and that are configured report enabled; there is no OAuth provider, billing or
- * object storage integration yet, so those say so.
+ * implements and that are configured report enabled; there is no OAuth provider or billing
+ * integration yet, so those say so. Object storage is on when uploads go to an S3 bucket
+ * (S3_URL or S3_BUCKET) rather than DATA_DIR/uploads.
  */
 export function configRoutes({ config }: ApiDeps) {
   const router = new Router<AppState>();
@@ -16,7 +17,7 @@ export function configRoutes({ config }: ApiDeps) {
       localOutbox: { enabled: !config.smtpUrl },
       oauth: { enabled: false, providers: [] },
       billing: { enabled: false },
-      objectStorage: { enabled: false },
+      objectStorage: { enabled: config.s3 !== null },
       limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
     };
   });

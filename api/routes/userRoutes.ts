@@ -11,6 +11,7 @@ import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepo
 import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
 import { projectSecurity } from './projectSecurity';
+import { uploadRepository } from '../../db/uploads/uploadRepository';
 
 const projectBody = z.object({ name: singleLineString(100) });
 /** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
@@ -61,7 +62,13 @@ export function userRoutes(deps: ApiDeps) {
   router.delete('/users/@me/projects/:id', async (ctx) => {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER']);
     // Every project table references projects with ON DELETE CASCADE.
+    const uploadKeys = await uploadRepository.keysOfProject(ctx.state.em, project.id);
     await ctx.state.em.nativeDelete(ProjectSchema, { id: project.id });
+    // The uploads' rows went with the project, so their files are no longer served; removing the
+    // files only frees the space, and a failure is logged rather than undoing the deletion.
+    await deps.objectStore
+      .delete(uploadKeys)
+      .catch((err) => deps.logger.warn({ err, projectId: project.id, files: uploadKeys.length }, 'could not remove the uploaded files of a deleted project'));
     ctx.status = 204;
   });
 

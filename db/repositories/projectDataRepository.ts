@@ -9,8 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export const projectDataTables = ['workflow_executions', 'campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
 // Sender domains, templates and automation workflows are set-up, like keys: a reset does not make
 // the owner redo their DNS records or rebuild their templates and workflows (their executions,
-// like the contacts they ran for, are data and go).
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'workflows'] as const;
+// like the contacts they ran for, are data and go). Uploaded images stay with the templates whose
+// bodies link to them (and with mail already sent that shows them).
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'workflows', 'uploads'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */
