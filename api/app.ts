@@ -24,6 +24,7 @@ import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
+import { workflowRoutes } from './routes/workflowRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -60,6 +61,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
+    workflowRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),
