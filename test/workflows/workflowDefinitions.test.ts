@@ -619,3 +619,431 @@ describe('DELETE /workflows/:id/steps/:stepId', () => {
     expect(got.transitions.map((t: any) => [t.fromStepId, t.toStepId])).toEqual([[triggerOf(w), a.id]]);
   });
 });
+
+/** A workflow whose graph can run: TRIGGER → SEND_EMAIL → DELAY → EXIT. */
+async function runnableWorkflow(project = shared.project, templateId = shared.templateId, body: Record<string, unknown> = {}) {
+  const w = await createWorkflow(project, body);
+  const mail = await addStep(w.id, 'SEND_EMAIL', { templateId }, {}, project);
+  const wait = await addStep(w.id, 'DELAY', delay, {}, project);
+  const exit = await addStep(w.id, 'EXIT', {}, {}, project);
+  const edges = [
+    await connect(w.id, triggerOf(w), mail.id, {}, project),
+    await connect(w.id, mail.id, wait.id, {}, project),
+    await connect(w.id, wait.id, exit.id, {}, project),
+  ];
+  return { id: w.id, trigger: triggerOf(w), mail, wait, exit, edges };
+}
+
+async function contactId(project = shared.project, email = `c-${Math.random().toString(16).slice(2)}@example.com`) {
+  const res = await as(project).post('/contacts', { email, data: { plan: 'pro' } });
+  expect([200, 201]).toContain(res.status);
+  return res.body.id as string;
+}
+
+describe('PATCH /workflows/:id', () => {
+  it('updates name, description, the trigger event (either spelling) and allowReentry', async () => {
+    const w = await createWorkflow();
+    const res = await as(shared.project).patch(`/workflows/${w.id}`, { name: 'Renamed', description: null, eventName: 'trial_started', allowReentry: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'Renamed', description: null, triggerConfig: { eventName: 'trial_started' }, allowReentry: true, enabled: false });
+    expect(new Date(res.body.updatedAt).getTime()).toBeGreaterThanOrEqual(new Date(w.updatedAt).getTime());
+    const viaConfig = await as(shared.project).patch(`/workflows/${w.id}`, { triggerType: 'EVENT', triggerConfig: { eventName: 'email.clicked' } });
+    expect(viaConfig.body.triggerConfig).toEqual({ eventName: 'email.clicked' });
+  });
+
+  it.each([
+    ['eventName', { eventName: 'a', triggerConfig: { eventName: 'b' } }],
+    ['triggerType', { triggerType: 'SCHEDULE' }],
+    ['triggerConfig', { triggerConfig: 'signup' }],
+    ['triggerConfig.eventName', { triggerConfig: {} }],
+    ['enabled', { enabled: 'true' }],
+    ['allowReentry', { allowReentry: 1 }],
+    ['name', { name: 'x\ny' }],
+    ['name', { name: null }],
+  ])('refuses a bad %s with 422 (case %#)', async (field, body) => {
+    const w = await createWorkflow();
+    const res = await as(shared.project).patch(`/workflows/${w.id}`, body);
+    expect(res.status).toBe(422);
+    expect(fieldsOf(res)).toContain(field);
+  });
+
+  it('refuses to change the trigger event once the workflow has run (409), other changes still go', async () => {
+    const w = await createWorkflow();
+    await sql(`update workflows set first_execution_at = now() where id = ?`, [w.id]);
+    const res = await as(shared.project).patch(`/workflows/${w.id}`, { eventName: 'something_else' });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('CONFLICT');
+    expect(res.body.error.details).toMatchObject({ eventName: 'signed_up', firstExecutionAt: expect.any(String) });
+    const same = await as(shared.project).patch(`/workflows/${w.id}`, { eventName: 'signed_up', name: 'Still fine' });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ name: 'Still fine', triggerConfig: { eventName: 'signed_up' }, firstExecutionAt: expect.any(String) });
+  });
+
+  it('enables a graph that can run, and disables it again', async () => {
+    const { id } = await runnableWorkflow();
+    const on = await as(shared.project).patch(`/workflows/${id}`, { enabled: true });
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ enabled: true, problems: [] });
+    const off = await as(shared.project).patch(`/workflows/${id}`, { enabled: false });
+    expect(off.body.enabled).toBe(false);
+  });
+
+  it('a loop through a DELAY or a WAIT_FOR_EVENT may be enabled', async () => {
+    const w = await createWorkflow();
+    const wait = await addStep(w.id, 'WAIT_FOR_EVENT', { eventName: 'ping' });
+    const hook = await addStep(w.id, 'WEBHOOK', { url: 'https://example.com/ping' });
+    await connect(w.id, triggerOf(w), wait.id);
+    await connect(w.id, wait.id, hook.id);
+    await connect(w.id, hook.id, wait.id);
+    expect((await as(shared.project).patch(`/workflows/${w.id}`, { enabled: true })).status).toBe(200);
+  });
+
+  describe('refuses to enable a graph that cannot run (422 naming each problem)', () => {
+    async function enable(workflowId: string) {
+      const res = await as(shared.project).patch(`/workflows/${workflowId}`, { enabled: true });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.errors.length).toBe(res.body.error.details.problems.length);
+      const after = await as(shared.project).get(`/workflows/${workflowId}`);
+      expect(after.body.enabled).toBe(false);
+      return res;
+    }
+
+    it('a TRIGGER that leads nowhere', async () => {
+      const w = await createWorkflow();
+      const res = await enable(w.id);
+      expect(problemKinds(res)).toEqual(['empty_workflow']);
+      expect(res.body.error.errors[0]).toMatchObject({ field: `steps.${triggerOf(w)}`, code: 'custom', message: expect.stringMatching(/leads nowhere/) });
+    });
+
+    it('a CONDITION without its no branch, another without either', async () => {
+      const w = await createWorkflow();
+      const c1 = await addStep(w.id, 'CONDITION', { field: 'data.plan', operator: 'exists' });
+      const c2 = await addStep(w.id, 'CONDITION', { field: 'contact.subscribed', operator: 'equals', value: true });
+      await connect(w.id, triggerOf(w), c1.id);
+      await connect(w.id, c1.id, c2.id, { branch: 'yes' });
+      const res = await enable(w.id);
+      expect(res.body.error.details.problems.map((p: any) => [p.kind, p.stepId])).toEqual([
+        ['condition_branch_missing', c1.id],
+        ['condition_branch_missing', c2.id],
+        ['condition_branch_missing', c2.id],
+      ]);
+      expect(res.body.error.errors.map((e: any) => e.message).join(' ')).toMatch(/"no".*"yes".*"no"/);
+    });
+
+    it('a WAIT_FOR_EVENT with a timeout but no TIMEOUT transition, and one with a TIMEOUT transition but no timeout', async () => {
+      const w = await createWorkflow();
+      const timed = await addStep(w.id, 'WAIT_FOR_EVENT', { eventName: 'paid', timeout: 86_400 });
+      const untimed = await addStep(w.id, 'WAIT_FOR_EVENT', { eventName: 'paid_again' });
+      const exit = await addStep(w.id, 'EXIT', {});
+      await connect(w.id, triggerOf(w), timed.id);
+      await connect(w.id, timed.id, untimed.id, { waitOutcome: 'EVENT' });
+      await connect(w.id, untimed.id, exit.id, { waitOutcome: 'TIMEOUT' });
+      const res = await enable(w.id);
+      expect(res.body.error.details.problems.map((p: any) => [p.kind, p.stepId])).toEqual([
+        ['wait_timeout_edge_missing', timed.id],
+        ['wait_timeout_edge_without_timeout', untimed.id],
+      ]);
+    });
+
+    it('a dangling step no run can reach', async () => {
+      const { id } = await runnableWorkflow();
+      const lonely = await addStep(id, 'WEBHOOK', { url: 'https://example.com' });
+      const res = await enable(id);
+      expect(res.body.error.details.problems).toEqual([expect.objectContaining({ kind: 'unreachable_step', stepId: lonely.id })]);
+      expect(res.body.error.errors[0].field).toBe(`steps.${lonely.id}`);
+    });
+
+    it('a loop with no DELAY or WAIT_FOR_EVENT in it', async () => {
+      const w = await createWorkflow();
+      const hook = await addStep(w.id, 'WEBHOOK', { url: 'https://example.com' });
+      const update = await addStep(w.id, 'UPDATE_CONTACT', { updates: { n: 1 } });
+      const condition = await addStep(w.id, 'CONDITION', { field: 'data.n', operator: 'greaterThan', value: 3 });
+      const exit = await addStep(w.id, 'EXIT', {});
+      await connect(w.id, triggerOf(w), hook.id);
+      await connect(w.id, hook.id, update.id);
+      await connect(w.id, update.id, condition.id);
+      await connect(w.id, condition.id, exit.id, { branch: 'yes' });
+      await connect(w.id, condition.id, hook.id, { branch: 'no' });
+      const res = await enable(w.id);
+      expect(res.body.error.details.problems).toEqual([
+        expect.objectContaining({ kind: 'cycle_without_pause', stepIds: [hook.id, update.id, condition.id].sort(), message: expect.stringMatching(/no DELAY or WAIT_FOR_EVENT/) }),
+      ]);
+    });
+
+    it('a SEND_EMAIL whose template is gone', async () => {
+      const { id, mail } = await runnableWorkflow();
+      await sql(`update workflow_steps set template_id = null where id = ?`, [mail.id]);
+      const res = await enable(id);
+      expect(res.body.error.details.problems).toEqual([expect.objectContaining({ kind: 'template_missing', stepId: mail.id })]);
+    });
+
+    it('transitions whose labels do not fit their source (written past the API)', async () => {
+      const { id, mail, edges } = await runnableWorkflow();
+      await sql(`update workflow_transitions set branch = 'yes' where id = ?`, [edges[1].id]);
+      const res = await enable(id);
+      expect(res.body.error.details.problems).toEqual([expect.objectContaining({ kind: 'label_mismatch', stepId: mail.id, transitionId: edges[1].id })]);
+      expect(res.body.error.errors[0].field).toBe(`transitions.${edges[1].id}`);
+    });
+
+    it('a plain step with two ways out (written past the API)', async () => {
+      const { id, mail, exit } = await runnableWorkflow();
+      await sql(`insert into workflow_transitions (workflow_id, from_step_id, to_step_id, wait_outcome) values (?, ?, ?, 'EVENT')`, [id, mail.id, exit.id]);
+      const res = await enable(id);
+      expect(problemKinds(res)).toEqual(['label_mismatch', 'too_many_exits']);
+    });
+  });
+});
+
+describe('editing an enabled workflow', () => {
+  it('refuses a change that would stop reachable steps from running (422), leaving the graph as it was', async () => {
+    const w = await createWorkflow();
+    const condition = await addStep(w.id, 'CONDITION', { field: 'data.plan', operator: 'equals', value: 'pro' });
+    const yes = await addStep(w.id, 'SEND_EMAIL', { templateId: shared.templateId });
+    const no = await addStep(w.id, 'EXIT', {});
+    await connect(w.id, triggerOf(w), condition.id);
+    const yesEdge = await connect(w.id, condition.id, yes.id, { branch: 'yes' });
+    await connect(w.id, condition.id, no.id, { branch: 'no' });
+    expect((await as(shared.project).patch(`/workflows/${w.id}`, { enabled: true })).status).toBe(200);
+
+    const dropBranch = await as(shared.project).del(`/workflows/${w.id}/transitions/${yesEdge.id}`);
+    expect(dropBranch.status).toBe(422);
+    expect(problemKinds(dropBranch)).toEqual(['condition_branch_missing']);
+    const dropStep = await as(shared.project).del(`/workflows/${w.id}/steps/${yes.id}`);
+    expect(dropStep.status).toBe(422);
+    const got = (await as(shared.project).get(`/workflows/${w.id}`)).body;
+    expect(got.steps).toHaveLength(4);
+    expect(got.transitions).toHaveLength(3);
+
+    // Timing out needs a TIMEOUT way out: a WAIT gaining a timeout on a live path is refused too.
+    const wait = await addStep(w.id, 'WAIT_FOR_EVENT', { eventName: 'opened' });
+    await connect(w.id, yes.id, wait.id);
+    const timed = await as(shared.project).patch(`/workflows/${w.id}/steps/${wait.id}`, { config: { eventName: 'opened', timeout: 60 } });
+    expect(timed.status).toBe(422);
+    expect(problemKinds(timed)).toEqual(['wait_timeout_edge_missing']);
+  });
+
+  it('allows adding a step and connecting it, and a change that keeps the graph whole', async () => {
+    const { id, mail, wait, edges } = await runnableWorkflow();
+    expect((await as(shared.project).patch(`/workflows/${id}`, { enabled: true })).status).toBe(200);
+    const hook = await addStep(id, 'WEBHOOK', { url: 'https://example.com/hook' });
+    expect((await as(shared.project).get(`/workflows/${id}`)).body).toMatchObject({ enabled: true, problems: [expect.objectContaining({ kind: 'unreachable_step' })] });
+    // Rewire mail → hook → wait, a transition at a time: the hook is unreachable in between, which runs never see.
+    expect((await as(shared.project).del(`/workflows/${id}/transitions/${edges[1].id}`)).status).toBe(204);
+    await connect(id, mail.id, hook.id);
+    await connect(id, hook.id, wait.id);
+    const after = (await as(shared.project).get(`/workflows/${id}`)).body;
+    expect(after).toMatchObject({ enabled: true, problems: [] });
+    expect((await as(shared.project).patch(`/workflows/${id}/steps/${wait.id}`, { config: { amount: 3, unit: 'days' } })).status).toBe(200);
+    expect((await as(shared.project).del(`/workflows/${id}/steps/${hook.id}?splice=true`)).status).toBe(204);
+    expect((await as(shared.project).get(`/workflows/${id}`)).body.problems).toEqual([]);
+  });
+});
+
+describe('DELETE /workflows/:id', () => {
+  it('deletes a workflow with its steps and transitions (204); then it is gone', async () => {
+    const { id, mail } = await runnableWorkflow();
+    expect((await as(shared.project).del(`/workflows/${id}`)).status).toBe(204);
+    expect((await as(shared.project).get(`/workflows/${id}`)).status).toBe(404);
+    expect((await as(shared.project).del(`/workflows/${id}`)).status).toBe(404);
+    expect(await sql(`select 1 from workflow_steps where id = ?`, [mail.id])).toEqual([]);
+  });
+
+  it.each(['RUNNING', 'WAITING'])('refuses while an execution is %s (409), and deletes once it has ended', async (status) => {
+    const { id } = await runnableWorkflow();
+    const contact = await contactId();
+    const [execution] = await sql(`insert into workflow_executions (project_id, workflow_id, contact_id, status) values (?, ?, ?, ?) returning id`, [
+      shared.project.id,
+      id,
+      contact,
+      status,
+    ]);
+    const refused = await as(shared.project).del(`/workflows/${id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', details: { activeExecutions: 1 } });
+    expect((await as(shared.project).get(`/workflows/${id}`)).status).toBe(200);
+    await sql(`update workflow_executions set status = 'COMPLETED', completed_at = now() where id = ?`, [execution.id]);
+    expect((await as(shared.project).del(`/workflows/${id}`)).status).toBe(204);
+  });
+});
+
+describe('GET /workflows', () => {
+  it('pages, searches, filters and sorts the project\'s workflows', async () => {
+    const { project, templateId } = await sendingProject();
+    const names = ['Alpha welcome', 'beta Nurture', 'Gamma winback'];
+    const created = [];
+    for (const name of names) created.push(await runnableWorkflow(project, templateId, { name, eventName: name.split(' ')[1].toLowerCase() }));
+    await as(project).patch(`/workflows/${created[1].id}`, { enabled: true });
+
+    const all = await as(project).get('/workflows');
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ total: 3, page: 1, pageSize: 20, totalPages: 1 });
+    expect(all.body.data.map((w: any) => w.name)).toEqual([...names].reverse());
+    expect(all.body.data[0]).toEqual({
+      id: created[2].id,
+      name: 'Gamma winback',
+      description: null,
+      triggerType: 'EVENT',
+      triggerConfig: { eventName: 'winback' },
+      enabled: false,
+      allowReentry: false,
+      firstExecutionAt: null,
+      projectId: project.id,
+      stepCount: 4,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+
+    const page2 = await as(project).get('/workflows?page=2&pageSize=2&sort=name&dir=asc');
+    expect(page2.body).toMatchObject({ total: 3, page: 2, pageSize: 2, totalPages: 2 });
+    expect(page2.body.data.map((w: any) => w.name)).toEqual(['Gamma winback']);
+    expect((await as(project).get('/workflows?search=NURT')).body.data.map((w: any) => w.name)).toEqual(['beta Nurture']);
+    expect((await as(project).get('/workflows?search=winback')).body.total).toBe(1);
+    expect((await as(project).get('/workflows?search=%25')).body.total).toBe(0);
+    expect((await as(project).get('/workflows?enabled=true')).body.data.map((w: any) => w.id)).toEqual([created[1].id]);
+    expect((await as(project).get('/workflows?enabled=false')).body.total).toBe(2);
+    expect((await as(project).get('/workflows?eventName=welcome')).body.data.map((w: any) => w.id)).toEqual([created[0].id]);
+    expect((await as(project).get('/workflows?pageSize=1000')).body.pageSize).toBe(100);
+    expect((await as(project).get('/workflows?sort=bogus&dir=sideways')).status).toBe(200);
+    for (const query of ['page=0', 'page=x', 'pageSize=0', 'enabled=yes', 'search=a&search=b']) {
+      expect((await as(project).get(`/workflows?${query}`)).status).toBe(400);
+    }
+  });
+});
+
+describe('isolation between projects', () => {
+  it("answers 404 for another project's workflow, steps and transitions, whatever the verb", async () => {
+    const mine = await runnableWorkflow();
+    const theirs = as(other.project);
+    expect((await theirs.get(`/workflows/${mine.id}`)).status).toBe(404);
+    expect((await theirs.patch(`/workflows/${mine.id}`, { name: 'stolen' })).status).toBe(404);
+    expect((await theirs.patch(`/workflows/${mine.id}`, { enabled: true })).status).toBe(404);
+    expect((await theirs.post(`/workflows/${mine.id}/steps`, { type: 'EXIT', config: {} })).status).toBe(404);
+    expect((await theirs.patch(`/workflows/${mine.id}/steps/${mine.mail.id}`, { name: 'x' })).status).toBe(404);
+    expect((await theirs.del(`/workflows/${mine.id}/steps/${mine.mail.id}`)).status).toBe(404);
+    expect((await theirs.post(`/workflows/${mine.id}/transitions`, { fromStepId: mine.trigger, toStepId: mine.exit.id })).status).toBe(404);
+    expect((await theirs.del(`/workflows/${mine.id}/transitions/${mine.edges[0].id}`)).status).toBe(404);
+    expect((await theirs.del(`/workflows/${mine.id}`)).status).toBe(404);
+    expect((await theirs.get('/workflows')).body.data.map((w: any) => w.id)).not.toContain(mine.id);
+
+    // Their own workflow cannot borrow my steps either.
+    const theirsWorkflow = await createWorkflow(other.project);
+    const res = await theirs.post(`/workflows/${theirsWorkflow.id}/transitions`, { fromStepId: triggerOf(theirsWorkflow), toStepId: mine.exit.id });
+    expect(res.status).toBe(404);
+    const got = (await as(shared.project).get(`/workflows/${mine.id}`)).body;
+    expect(got).toMatchObject({ name: 'Onboarding', enabled: false });
+    expect(got.steps).toHaveLength(4);
+    expect(got.transitions).toHaveLength(3);
+  });
+});
+
+describe('usage of templates, events and contact fields', () => {
+  it('a template used by a SEND_EMAIL step is listed in its usage and cannot be deleted (409) until the step goes', async () => {
+    const second = await as(shared.project).post('/templates', { name: 'Used', subject: 'S', body: '<p>b</p>', from: `hello@${shared.domain}` });
+    const { id, mail } = await runnableWorkflow(shared.project, second.body.id, { name: 'Uses a template' });
+    const usage = await as(shared.project).get(`/templates/${second.body.id}/usage`);
+    expect(usage.body).toEqual({ campaigns: [], workflowSteps: [{ id: mail.id, name: 'Send email', workflowId: id, workflowName: 'Uses a template', enabled: false }] });
+    const refused = await as(shared.project).del(`/templates/${second.body.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.details.workflowSteps).toHaveLength(1);
+    expect((await as(shared.project).del(`/workflows/${id}/steps/${mail.id}?splice=true`)).status).toBe(204);
+    expect((await as(shared.project).get(`/templates/${second.body.id}/usage`)).body.workflowSteps).toEqual([]);
+    expect((await as(shared.project).del(`/templates/${second.body.id}`)).status).toBe(204);
+  });
+
+  it('GET /events/:eventName/usage lists workflows it starts and those waiting for it', async () => {
+    const name = `evt_${Date.now()}`;
+    const started = await createWorkflow(shared.project, { name: 'Started by it', eventName: name });
+    const waiting = await createWorkflow(shared.project, { name: 'Waits for it' });
+    const wait = await addStep(waiting.id, 'WAIT_FOR_EVENT', { eventName: name });
+    const usage = await as(shared.project).get(`/events/${encodeURIComponent(name)}/usage`);
+    expect(usage.status).toBe(200);
+    expect(usage.body.workflows).toEqual([
+      { id: started.id, name: 'Started by it', enabled: false, trigger: true, waitStepIds: [] },
+      { id: waiting.id, name: 'Waits for it', enabled: false, trigger: false, waitStepIds: [wait.id] },
+    ]);
+    expect((await as(other.project).get(`/events/${encodeURIComponent(name)}/usage`)).body.workflows).toEqual([]);
+  });
+
+  it('GET /contacts/fields/:field/usage lists workflows whose CONDITION reads the field', async () => {
+    const { project, templateId } = await sendingProject();
+    await contactId(project);
+    const w = await runnableWorkflow(project, templateId, { name: 'Reads plan' });
+    await addStep(w.id, 'CONDITION', { field: 'contact.data.plan.tier', operator: 'exists' }, {}, project);
+    const usage = await as(project).get('/contacts/fields/plan/usage');
+    expect(usage.status).toBe(200);
+    expect(usage.body).toMatchObject({ workflows: [{ id: w.id, name: 'Reads plan' }], canDelete: false });
+  });
+});
+
+describe('GET /workflows/fields', () => {
+  it('lists contact fields, custom data keys, and event names with their data keys', async () => {
+    const { project } = await sendingProject();
+    await as(project).post('/contacts', { email: 'ada@example.com', data: { plan: 'pro', seats: 3 } });
+    const tracked = await stack.http.post('/v1/track', { email: 'ada@example.com', event: 'purchase', data: { amount: 42, sku: 'A-1' } }, { key: project.publicKey });
+    expect(tracked.status).toBe(200);
+    const res = await as(project).get('/workflows/fields');
+    expect(res.status).toBe(200);
+    expect(res.body.contact).toEqual([
+      { field: 'contact.email', type: 'string' },
+      { field: 'contact.subscribed', type: 'boolean' },
+      { field: 'contact.createdAt', type: 'date' },
+      { field: 'contact.updatedAt', type: 'date' },
+    ]);
+    expect(res.body.data).toEqual(
+      expect.arrayContaining([
+        { field: 'data.plan', type: 'string', coverage: 100 },
+        { field: 'data.seats', type: 'number', coverage: 100 },
+      ]),
+    );
+    expect(res.body.events).toContainEqual({ name: 'purchase', fields: [{ field: 'event.amount', type: 'number' }, { field: 'event.sku', type: 'string' }] });
+    expect(res.body.events.map((e: any) => e.name)).toEqual(expect.arrayContaining(['contact.subscribed', 'email.opened']));
+    const fresh = await as(other.project).get('/workflows/fields');
+    expect(fresh.body.events.find((e: any) => e.name === 'purchase')).toBeUndefined();
+  });
+});
+
+describe('workflowGraph (pure)', () => {
+  const step = (id: string, type: GraphStep['type'], config: Record<string, unknown> = {}): GraphStep => ({ id, type, config });
+  const edge = (id: string, from: string, to: string, labels: Partial<GraphTransition> = {}): GraphTransition => ({
+    id,
+    fromStepId: from,
+    toStepId: to,
+    branch: null,
+    waitOutcome: null,
+    ...labels,
+  });
+
+  it('nextStepId follows the label the step decided, and ends the run where there is no way out', () => {
+    const transitions = [
+      edge('t1', 'trigger', 'cond'),
+      edge('t2', 'cond', 'a', { branch: 'yes' }),
+      edge('t3', 'cond', 'b', { branch: 'no' }),
+      edge('t4', 'wait', 'c', { waitOutcome: 'EVENT' }),
+      edge('t5', 'wait', 'd', { waitOutcome: 'TIMEOUT' }),
+    ];
+    expect(nextStepId(transitions, 'trigger')).toBe('cond');
+    expect(nextStepId(transitions, 'cond', 'yes')).toBe('a');
+    expect(nextStepId(transitions, 'cond', 'no')).toBe('b');
+    expect(nextStepId(transitions, 'cond')).toBeNull();
+    expect(nextStepId(transitions, 'wait', 'EVENT')).toBe('c');
+    expect(nextStepId(transitions, 'wait', 'TIMEOUT')).toBe('d');
+    expect(nextStepId(transitions, 'a')).toBeNull();
+  });
+
+  it('runProblems ignores what runs cannot reach; graphProblems does not', () => {
+    const steps = [step('trigger', 'TRIGGER'), step('a', 'DELAY'), step('lonely', 'CONDITION')];
+    const transitions = [edge('t1', 'trigger', 'a')];
+    expect(graphProblems(steps, transitions).map((p) => p.kind).sort()).toEqual(['condition_branch_missing', 'condition_branch_missing', 'unreachable_step']);
+    expect(runProblems(steps, transitions)).toEqual([]);
+  });
+
+  it('finds a loop without a pause in a 20,000-step chain without exhausting the stack', () => {
+    const n = 20_000;
+    const steps = [step('trigger', 'TRIGGER'), ...Array.from({ length: n }, (_, i) => step(`s${i}`, 'WEBHOOK'))];
+    const transitions = [edge('t', 'trigger', 's0'), ...Array.from({ length: n - 1 }, (_, i) => edge(`e${i}`, `s${i}`, `s${i + 1}`)), edge('back', `s${n - 1}`, 's0')];
+    const problems = graphProblems(steps, transitions);
+    expect(problems.map((p) => p.kind)).toEqual(['cycle_without_pause']);
+    expect(problems[0].stepIds).toHaveLength(n);
+  });
+});
