@@ -3,10 +3,24 @@ import { emailAddress } from '../http/validation';
 import { enumOf, offsetListQuery, optional, singleLine, text } from './messageContentFields';
 import { contactData } from './contactSchemas';
 import { RESERVED_DATA_KEYS } from '../../db/contacts/contactDataRules';
-import { conditionTreeIssues, OPERATORS, UNITS, type Operator } from '../../db/conditions/conditionTree';
+import { conditionTreeIssues, OPERATORS, type Operator } from '../../db/conditions/conditionTree';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../db/workflows/workflowGraph';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../db/workflows/conditionStepField';
+import {
+  DELAY_UNITS,
+  delaySeconds,
+  MAX_WAIT_SECONDS,
+  SUBSCRIPTION_ACTIONS,
+  WEBHOOK_METHODS,
+  type ConditionConfig,
+  type DelayConfig,
+  type ExitConfig,
+  type SendEmailConfig,
+  type UpdateContactConfig,
+  type WaitForEventConfig,
+  type WebhookConfig,
+} from '../../db/workflows/stepConfigs';
 
 /**
  * Request bodies of the workflow definition endpoints and the config of every step kind
@@ -21,7 +35,7 @@ export const WORKFLOW_LIMITS = {
   /** |x|, |y| of a step's position on the dashboard canvas. */
   position: 10_000_000,
   /** DELAY total and WAIT_FOR_EVENT timeout. */
-  maxWaitSeconds: 365 * 24 * 60 * 60,
+  maxWaitSeconds: MAX_WAIT_SECONDS,
   exitReason: 500,
   webhookUrl: 2048,
   webhookHeaders: 50,
@@ -119,13 +133,12 @@ export const sendEmailConfig = z
       })
       .optional(),
   })
-  .transform((c) => ({
-    templateId: c.templateId,
-    recipient: c.recipient?.type === 'CUSTOM' ? { type: 'CUSTOM' as const, customEmail: c.recipient.customEmail! } : { type: 'CONTACT' as const },
-  }));
-
-const DELAY_UNIT_SECONDS = { minutes: 60, hours: 3600, days: 86_400 } as const;
-export const DELAY_UNITS = ['minutes', 'hours', 'days'] as const;
+  .transform(
+    (c): SendEmailConfig => ({
+      templateId: c.templateId,
+      recipient: c.recipient?.type === 'CUSTOM' ? { type: 'CUSTOM', customEmail: c.recipient.customEmail! } : { type: 'CONTACT' },
+    }),
+  );
 
 /** DELAY: fractions allowed (0.1 minute is six seconds), at most 365 days in all. */
 export const delayConfig = z
@@ -134,15 +147,11 @@ export const delayConfig = z
     unit: enumOf('unit', DELAY_UNITS),
   })
   .superRefine((c, ctx) => {
-    if (c.amount * DELAY_UNIT_SECONDS[c.unit] > WORKFLOW_LIMITS.maxWaitSeconds) {
+    if (delaySeconds(c) > WORKFLOW_LIMITS.maxWaitSeconds) {
       ctx.addIssue({ code: 'too_big', type: 'number', maximum: 365, inclusive: true, path: ['amount'], message: 'A delay is at most 365 days' });
     }
-  });
-
-/** Seconds a DELAY config waits. */
-export function delaySeconds(config: { amount: number; unit: (typeof DELAY_UNITS)[number] }): number {
-  return config.amount * DELAY_UNIT_SECONDS[config.unit];
-}
+  })
+  .transform((c): DelayConfig => ({ amount: c.amount, unit: c.unit }));
 
 export const waitForEventConfig = z
   .object({
@@ -153,7 +162,7 @@ export const waitForEventConfig = z
       .nullable()
       .optional(),
   })
-  .transform((c) => (c.timeout == null ? { eventName: c.eventName } : { eventName: c.eventName, timeout: c.timeout }));
+  .transform((c): WaitForEventConfig => (c.timeout == null ? { eventName: c.eventName } : { eventName: c.eventName, timeout: c.timeout }));
 
 /** The filter operators that compare a value (the event and segment operators belong to the condition tree's own fields). */
 export const CONDITION_STEP_OPERATORS = OPERATORS.filter(
@@ -192,10 +201,9 @@ export const conditionConfig = z
     const out: Record<string, unknown> = { field: c.field, operator: c.operator };
     if (c.value !== undefined) out.value = c.value;
     if (c.unit !== undefined) out.unit = c.unit;
-    return out as { field: string; operator: Operator; value?: unknown; unit?: (typeof UNITS)[number] };
+    return out as unknown as ConditionConfig;
   });
 
-export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Headers the HTTP client or the signature own: a step may not set them. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'x-mailroom-signature']);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -275,13 +283,11 @@ export const webhookConfig = z
     }
   })
   .transform((c) => {
-    const out: { url: string; method: (typeof WEBHOOK_METHODS)[number]; headers?: Record<string, string>; body?: unknown } = { url: c.url, method: c.method };
+    const out: WebhookConfig = { url: c.url, method: c.method };
     if (c.headers && Object.keys(c.headers).length) out.headers = c.headers;
     if (c.body !== undefined && c.body !== null) out.body = c.body;
     return out;
   });
-
-export const SUBSCRIPTION_ACTIONS = ['none', 'subscribe', 'unsubscribe'] as const;
 
 /**
  * UPDATE_CONTACT: `updates` obey the contact data rules (sizes, keys, text PostgreSQL can store);
@@ -293,7 +299,7 @@ export const updateContactConfig = z
     updates: contactData.optional(),
     subscriptionAction: enumOf('subscriptionAction', SUBSCRIPTION_ACTIONS).default('none'),
   })
-  .transform((c) => {
+  .transform((c): UpdateContactConfig => {
     const updates: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(c.updates ?? {})) {
       if (!RESERVED_DATA_KEYS.has(key)) Object.defineProperty(updates, key, { value, enumerable: true, writable: true, configurable: true });
@@ -310,7 +316,7 @@ export const exitConfig = z
         .pipe(z.string().max(WORKFLOW_LIMITS.exitReason, `reason must be at most ${WORKFLOW_LIMITS.exitReason} characters`)),
     ),
   })
-  .transform((c) => (c.reason ? { reason: c.reason } : {}));
+  .transform((c): ExitConfig => (c.reason ? { reason: c.reason } : {}));
 
 /** The config schema of each kind a client may add. */
 export const STEP_CONFIG_SCHEMAS: Record<AddableStepType, z.ZodTypeAny> = {
