@@ -401,6 +401,15 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
     expect(fieldsOf(res)).toContain(field);
   });
 
+  it('holds at most 500 steps per workflow (422 beyond)', async () => {
+    const w = await createWorkflow();
+    await sql(`insert into workflow_steps (workflow_id, type, name, config) select ?, 'EXIT', 'x', '{}'::jsonb from generate_series(1, 498)`, [w.id]);
+    expect((await stepBody(w.id, { type: 'EXIT', config: {} })).status).toBe(201);
+    const res = await stepBody(w.id, { type: 'EXIT', config: {} });
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors[0]).toMatchObject({ code: 'too_big', message: expect.stringMatching(/at most 500 steps/) });
+  });
+
   it('names why a TRIGGER step cannot be added', async () => {
     const res = await stepBody(workflowId, { type: 'TRIGGER', config: {} });
     expect(res.body.error.errors[0].message).toMatch(/exactly one TRIGGER/);
