@@ -25,6 +25,7 @@ import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
 import { uploadRoutes } from './routes/uploadRoutes';
+import { workflowRoutes } from './routes/workflowRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -61,6 +62,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
+    workflowRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),
