@@ -10,6 +10,7 @@ import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
 import { recipientRefusal } from '../../db/emails/recipientRefusal';
+import { usageCaps } from '../../db/billing/usageCaps';
 import { domainRepository } from '../../db/domains/domainRepository';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
@@ -102,6 +103,16 @@ export function sendRoutes(deps: ApiDeps) {
       typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name || null },
     );
     const changes = splitDataChanges(body.data);
+
+    // A send the transactional cap clearly cannot take is refused before any contact is written.
+    // MARKETING mail to unsubscribed contacts is not counted, which only the contacts tell, so
+    // that type is left to the reservation that records the emails (deliveryScheduler).
+    if (plan.type !== 'MARKETING') {
+      const addresses = [...new Set(recipients.map((r) => r.email))];
+      const suppressedEarly = await emailRepository.suppressedAddresses(ctx.state.em, project.id, addresses);
+      const refusal = await usageCaps.wouldExceed(ctx.state.em, project.id, 'transactional', recipients.filter((r) => !suppressedEarly.has(r.email)).length);
+      if (refusal) throw refusal;
+    }
 
     // Contacts first, each under the data rules; new contacts are unsubscribed on this endpoint
     // unless told otherwise, and an explicit value changes an existing contact (with its event).

@@ -1,7 +1,9 @@
 import type { Orm } from '../../db/orm';
 import type { Logger } from '../../lib/logger';
 import type { TemporalHandle } from '../../temporal-config/client';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
+import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
 import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
 import { emailDeliveryWorkflow } from '../../workflows/emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../../temporal-config/taskQueues';
@@ -98,19 +100,33 @@ export class DeliveryScheduler {
     return done;
   }
 
-  private async flush(round: PendingSend[]): Promise<void> {
-    const batches = this.batches(round);
-    const workflowOf = new Map<string, string>();
-    for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
+  private async flush(all: PendingSend[]): Promise<void> {
+    let round: PendingSend[];
+    let batches: DeliveryBatch[];
+    const refused = new Map<PendingSend, BillingLimitExceeded>();
     try {
-      await emailRepository.insertMany(
-        this.deps.orm.em.fork(),
-        round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
-      );
+      // The emails are counted against their monthly caps in the transaction that records them:
+      // a send the cap cannot take is refused whole and records nothing (contract 17).
+      ({ round, batches } = await this.deps.orm.em.fork().transactional(async (tx) => {
+        for (const send of inLockOrder(all)) {
+          const refusal = await reserveCaps(tx, send);
+          if (refusal) refused.set(send, refusal);
+        }
+        const round = all.filter((send) => !refused.has(send));
+        const batches = this.batches(round);
+        const workflowOf = new Map<string, string>();
+        for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
+        await emailRepository.insertMany(
+          tx,
+          round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
+        );
+        return { round, batches };
+      }));
     } catch (err) {
-      for (const send of round) send.reject(err);
+      for (const send of all) send.reject(err);
       return;
     }
+    for (const [send, refusal] of refused) send.reject(refusal);
 
     const failedSends = new Map<PendingSend, unknown>();
     await Promise.all(
@@ -149,4 +165,34 @@ export class DeliveryScheduler {
       ],
     });
   }
+}
+
+/**
+ * Sends in the order their counter rows are locked: by project, arrival order within one. Two
+ * rounds in flight lock rows in the same order, so they wait for each other rather than deadlock.
+ */
+function inLockOrder(sends: PendingSend[]): PendingSend[] {
+  return [...sends].sort((a, b) => (a.projectId < b.projectId ? -1 : a.projectId > b.projectId ? 1 : 0));
+}
+
+/** Reserves a send's QUEUED emails against their categories' caps; the refusal when one is full (nothing kept). */
+async function reserveCaps(tx: EntityManager, send: PendingSend): Promise<BillingLimitExceeded | null> {
+  const counts = new Map<UsageCategory, number>();
+  for (const email of send.emails) {
+    if (email.status !== 'QUEUED') continue;
+    const category = categoryOfSource[email.source];
+    counts.set(category, (counts.get(category) ?? 0) + 1);
+  }
+  const reserved: Array<[UsageCategory, number]> = [];
+  for (const [category, n] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    try {
+      await usageCaps.reserve(tx, send.projectId, category, n);
+      reserved.push([category, n]);
+    } catch (err) {
+      if (!(err instanceof BillingLimitExceeded)) throw err;
+      for (const [c, count] of reserved) await usageCaps.release(tx, send.projectId, c, count);
+      return err;
+    }
+  }
+  return null;
 }
