@@ -24,6 +24,8 @@ import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
+import { billingRoutes } from './routes/billingRoutes';
+import { stripeWebhookRoutes, STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -36,7 +38,13 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(rejectNulCharacters());
   // A send carries its attachments as base64 (4/3 of their size) beside the rest of the message.
   const sendBodyLimit = Math.ceil((deps.config.attachmentsMaxBytes * 4) / 3) + 6 * 1024 * 1024;
-  app.use(jsonBody({ limitBytes: (ctx) => (ctx.path === '/v1/send' ? sendBodyLimit : JSON_BODY_LIMIT_BYTES) }));
+  app.use(
+    jsonBody({
+      limitBytes: (ctx) => (ctx.path === '/v1/send' ? sendBodyLimit : JSON_BODY_LIMIT_BYTES),
+      // Stripe's signature covers the exact bytes: its route reads the body itself.
+      leaveUnread: (ctx) => ctx.path === STRIPE_WEBHOOK_PATH,
+    }),
+  );
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();
     await next();
@@ -60,6 +68,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
+    billingRoutes(deps),
+    stripeWebhookRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -76,6 +76,12 @@ const envSchema = z.object({
   CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
+  // Billing (contract 17): off unless STRIPE_SECRET_KEY is set.
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_PRICE_ID: z.string().min(1).optional(),
+  STRIPE_METER_EVENT_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a Stripe meter event name').default('mailroom_emails'),
+  STRIPE_API_URL: z.string().url().optional(),
 });
 
 /** `30s,5m,1h,2d` → seconds; null when any item is not a duration. */
@@ -139,6 +145,19 @@ export interface Config {
   campaignHistoryEvents: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];
+  /** Stripe billing; null = billing off (its endpoints answer 404; the monthly caps still apply). */
+  stripe: StripeSettings | null;
+}
+
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string;
+  /** The price a Checkout Session subscribes to. */
+  priceId: string;
+  /** The Billing Meter event the hourly usage report sends. */
+  meterEventName: string;
+  /** Where the Stripe API is (STRIPE_API_URL; tests point it at a local server). */
+  api: { host: string; port: number; protocol: 'http' | 'https' } | null;
 }
 
 /**
@@ -208,7 +227,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     snsTopicArns: e.SNS_TOPIC_ARNS,
     campaignRatePerSecond: e.CAMPAIGN_RATE_PER_SECOND || null,
     campaignHistoryEvents: e.CAMPAIGN_HISTORY_EVENTS ?? null,
+    stripe: stripeSettings(e),
   };
+}
+
+function stripeSettings(e: z.infer<typeof envSchema>): StripeSettings | null {
+  if (!e.STRIPE_SECRET_KEY) {
+    if (e.STRIPE_WEBHOOK_SECRET || e.STRIPE_PRICE_ID) throw new ConfigError('STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID need STRIPE_SECRET_KEY (billing is off without it)');
+    return null;
+  }
+  const missing = [!e.STRIPE_WEBHOOK_SECRET && 'STRIPE_WEBHOOK_SECRET', !e.STRIPE_PRICE_ID && 'STRIPE_PRICE_ID'].filter(Boolean);
+  if (missing.length) throw new ConfigError(`With STRIPE_SECRET_KEY set, ${missing.join(' and ')} must be set too`);
+  let api: StripeSettings['api'] = null;
+  if (e.STRIPE_API_URL) {
+    const url = new URL(e.STRIPE_API_URL);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('STRIPE_API_URL must be an http(s) URL');
+    const protocol = url.protocol === 'http:' ? 'http' : 'https';
+    api = { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || (protocol === 'http' ? 80 : 443)), protocol };
+  }
+  return { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET!, priceId: e.STRIPE_PRICE_ID!, meterEventName: e.STRIPE_METER_EVENT_NAME, api };
 }
 
 /** TEMPORAL_API_KEY is the key itself; TEMPORAL_API_KEY_FILE names a file holding it (a mounted secret). */

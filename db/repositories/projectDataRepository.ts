@@ -9,7 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export const projectDataTables = ['campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
 // Sender domains and templates are set-up, like keys: a reset does not make the owner redo their
 // DNS records or rewrite their templates.
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates'] as const;
+// Billing is kept too: caps are set-up, and the month's usage, the subscription, the reports owed
+// to Stripe and the events applied are the account's, not data a reset may take back.
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'billing_limits', 'billing_usage', 'billing_accounts', 'billing_usage_reports', 'stripe_events'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */
