@@ -5,6 +5,9 @@ import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { signUp, type TestAccount, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
+import { recordCountedEmails } from '../../db/billing/countedEmails';
+import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import type { NewEmail } from '../../db/emails/emailRepository';
 
 /** Monthly caps (contract 17) with billing off: the caps apply, the Stripe endpoints do not exist. */
 let dns: TestDnsServer;
@@ -173,6 +176,32 @@ describe('the transactional cap', () => {
     expect(over.body.error.details.category).toBe('campaigns');
     // The transactional category is another budget.
     expect((await send(project, domain, `tx-${tag()}@example.org`)).status).toBe(200);
+  });
+});
+
+describe('the workflows cap (the service the automation SEND_EMAIL step records through)', () => {
+  it('records all of a step\'s emails within the cap, or none of them past it', async () => {
+    const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
+    await setLimits(account, project, { workflows: 2 });
+    const contact = await stack.http.post('/contacts', { email: `wf-${tag()}@example.org` }, { key: project.secretKey });
+    const email = (): NewEmail => {
+      const id = crypto.randomUUID();
+      return {
+        id, projectId: project.id, contactId: contact.body.id, templateId: null, source: 'WORKFLOW', type: 'TRANSACTIONAL', subject: 'S',
+        fromAddress: `hi@${domain}`, fromName: null, replyTo: null, toAddress: contact.body.email, toName: null, html: '<p>x</p>', text: 'x',
+        headers: null, attachmentSetId: null, status: 'QUEUED', messageId: `<${id}@${domain}>`, deliveryWorkflowId: null,
+      };
+    };
+    await recordCountedEmails(stack.orm.em.fork(), [email()]);
+    const refused = await recordCountedEmails(stack.orm.em.fork(), [email(), email()]).catch((err) => err);
+    expect(refused).toBeInstanceOf(BillingLimitExceeded);
+    expect(refused).toMatchObject({ category: 'workflows', limit: 2, used: 1, requested: 2 });
+    expect(await emailCount(project, 'WORKFLOW')).toBe(1);
+    // Concurrent steps at the edge: one slot left, one of them gets it.
+    const outcomes = await Promise.allSettled([0, 1, 2].map(() => recordCountedEmails(stack.orm.em.fork(), [email()])));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    expect(await emailCount(project, 'WORKFLOW')).toBe(2);
+    expect((await getLimits(account, project)).workflows).toEqual({ limit: 2, usage: 2, percentage: 100, isWarning: true, isBlocked: true });
   });
 });
 
