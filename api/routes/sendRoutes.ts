@@ -107,10 +107,9 @@ export function sendRoutes(deps: ApiDeps) {
     // A send the transactional cap clearly cannot take is refused before any contact is written.
     // MARKETING mail to unsubscribed contacts is not counted, which only the contacts tell, so
     // that type is left to the reservation that records the emails (deliveryScheduler).
+    const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
     if (plan.type !== 'MARKETING') {
-      const addresses = [...new Set(recipients.map((r) => r.email))];
-      const suppressedEarly = await emailRepository.suppressedAddresses(ctx.state.em, project.id, addresses);
-      const refusal = await usageCaps.wouldExceed(ctx.state.em, project.id, 'transactional', recipients.filter((r) => !suppressedEarly.has(r.email)).length);
+      const refusal = await usageCaps.wouldExceed(ctx.state.em, project.id, 'transactional', recipients.filter((r) => !suppressed.has(r.email)).length);
       if (refusal) throw refusal;
     }
 
@@ -125,7 +124,6 @@ export function sendRoutes(deps: ApiDeps) {
     await deps.eventTriggers.afterEventsRecorded(project.id, flips);
     await deps.eventTriggers.afterContactsChanged(project.id, upserts.map((u) => u.contact.id));
 
-    const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
 
     const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact }, index) => {

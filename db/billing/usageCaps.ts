@@ -59,15 +59,18 @@ export const usageCaps = {
    */
   async reserve(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<void> {
     if (n <= 0) return;
+    const raise = () =>
+      em.execute(
+        `update billing_usage u set used = u.used + ?
+         where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
+           and u.used + ? <= coalesce((select monthly_limit from billing_limits l where l.project_id = u.project_id and l.category = u.category), 9223372036854775807)
+         returning u.used`,
+        [n, projectId, category, n],
+      );
+    // One statement once the month's row exists; the month's first send creates it and tries again.
+    if ((await raise()).length) return;
     await ensureCounter(em, projectId, category);
-    const rows = await em.execute(
-      `update billing_usage u set used = u.used + ?
-       where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
-         and u.used + ? <= coalesce((select monthly_limit from billing_limits l where l.project_id = u.project_id and l.category = u.category), 9223372036854775807)
-       returning u.used`,
-      [n, projectId, category, n],
-    );
-    if (rows.length) return;
+    if ((await raise()).length) return;
     const { limit, usage } = await this.current(em, projectId, category);
     throw new BillingLimitExceeded(category, limit ?? 0, usage, n);
   },
