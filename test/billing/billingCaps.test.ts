@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { recordCountedEmails } from '../../db/billing/countedEmails';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
-import type { NewEmail } from '../../db/emails/emailRepository';
+import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 
 /** Monthly caps (contract 17) with billing off: the caps apply, the Stripe endpoints do not exist. */
 let dns: TestDnsServer;
@@ -202,6 +202,13 @@ describe('the workflows cap (the service the automation SEND_EMAIL step records 
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     expect(await emailCount(project, 'WORKFLOW')).toBe(2);
     expect((await getLimits(account, project)).workflows).toEqual({ limit: 2, usage: 2, percentage: 100, isWarning: true, isBlocked: true });
+
+    // Mail withdrawn before any attempt (its delivery could not be scheduled) gives its count back.
+    const [unattempted] = await sql(`select id from emails where project_id = ? and source = 'WORKFLOW' limit 1`, [project.id]);
+    await emailRepository.withdrawUnattempted(stack.orm.em.fork(), [unattempted.id]);
+    expect((await getLimits(account, project)).workflows.usage).toBe(1);
+    await recordCountedEmails(stack.orm.em.fork(), [email()]);
+    expect(await emailCount(project, 'WORKFLOW')).toBe(2);
   });
 });
 
