@@ -35,7 +35,8 @@ const invoicesQuery = z.object({
 export function categoryReport({ limit, usage }: CategoryUsage) {
   // Unlimited: 0 %, never warned or blocked. Above 100 % happens when a cap is lowered below the month's usage.
   const percentage = limit === null ? 0 : Math.round((usage / limit) * 1000) / 10;
-  return { limit, usage, percentage, isWarning: limit !== null && percentage >= 80, isBlocked: limit !== null && usage >= limit };
+  // Warned from exactly 80 % on (compared unrounded: 79.96 % is not yet a warning).
+  return { limit, usage, percentage, isWarning: limit !== null && usage * 5 >= limit * 4, isBlocked: limit !== null && usage >= limit };
 }
 
 /**

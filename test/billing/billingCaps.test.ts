@@ -76,6 +76,12 @@ describe('GET/PUT billing-limits', () => {
     const stranger = await signUp(stack.http);
     expect((await put({ ...unlimited }, stranger.cookie)).status).toBe(404);
     expect((await stack.http.get(limitsPath(project))).status).toBe(401);
+    // The warning starts at exactly 80 %.
+    await put({ ...unlimited, transactional: 5 });
+    await sql(`insert into billing_usage (project_id, month, category, used) values (?, date_trunc('month', now() at time zone 'utc')::date, 'transactional', 3)`, [project.id]);
+    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({ limit: 5, usage: 3, percentage: 60, isWarning: false, isBlocked: false });
+    await sql(`update billing_usage set used = 4 where project_id = ?`, [project.id]);
+    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({ limit: 5, usage: 4, percentage: 80, isWarning: true, isBlocked: false });
     // Lifting a cap: null removes it.
     expect((await put({ ...unlimited })).body.transactional.limit).toBeNull();
   });
