@@ -9,6 +9,7 @@ import { domainRepository } from '../db/domains/domainRepository';
 import { deliverRecordedEmails } from '../mail/delivery/recordedEmailDelivery';
 import { renderEmail, templateVariables } from '../mail/rendering/renderEmail';
 import { emailLinks } from '../mail/links/signedLinks';
+import { usageCaps, type UsageCategory } from '../db/billing/usageCaps';
 
 export interface CampaignBatchResult {
   /** The campaign is no longer SENDING (cancelled, deleted): stop. */
@@ -21,6 +22,8 @@ export interface CampaignBatchResult {
   suppressed: number;
   /** Emails that failed temporarily, handed to a delivery workflow with its retries. */
   retry: string[];
+  /** Set when the project's monthly campaigns cap cut this batch short: the send stops after it. */
+  capReached?: { category: UsageCategory; limit: number | null };
 }
 
 /**
@@ -52,6 +55,19 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
         retryDelaysSeconds: config.deliveryRetryDelaysSeconds,
         maxHistoryEvents: config.campaignHistoryEvents,
       };
+    },
+
+    /**
+     * Ends a send its monthly cap stopped: CANCELLED, with the reason the campaign shows
+     * (`stopReason`), and its unattempted emails withdrawn.
+     */
+    async stopCampaignAtCap(input: { campaignId: string; category: UsageCategory; limit: number | null; sent: number }): Promise<void> {
+      await campaignSendRepository.cancel(orm.em.fork(), input.campaignId, {
+        code: 'BILLING_LIMIT_EXCEEDED',
+        category: input.category,
+        limit: input.limit,
+        message: `Stopped after ${input.sent} emails: the project's monthly ${input.category} cap${input.limit === null ? '' : ` of ${input.limit}`} is reached. Raise it with PUT /users/@me/projects/:id/billing-limits.`,
+      });
     },
 
     /** Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal). */
@@ -131,7 +147,16 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
           deliveryWorkflowId: `campaign-${campaign.id}`,
         };
       });
-      await emailRepository.insertMany(em, emails, { skipExistingCampaignEmails: true });
+      // Recorded and counted against the campaigns cap together: a batch the cap cuts short keeps
+      // the first recipients it can take (in contact order) and the campaign stops after it.
+      const cap = await em.transactional(async (tx) => {
+        const inserted = new Set(await emailRepository.insertMany(tx, emails, { skipExistingCampaignEmails: true }));
+        const queued = emails.filter((e) => e.status === 'QUEUED' && inserted.has(e.id)).map((e) => e.id);
+        const { granted, limit } = await usageCaps.reserveUpTo(tx, campaign.projectId, 'campaigns', queued.length);
+        const cut = queued.slice(granted);
+        if (cut.length) await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${cut.join(',')}}`]);
+        return { reached: cut.length > 0, limit };
+      });
       const emailIds = await campaignSendRepository.emailIdsFor(em, campaign.id, page.contacts.map((c) => c.id));
       context.heartbeat({ recorded: emailIds.length });
 
@@ -144,6 +169,10 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       });
       await campaignSendRepository.refreshSentCount(em, campaign.id);
       if (result.retry.length) logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
+      if (cap.reached) {
+        logger.info({ campaignId: campaign.id, projectId: campaign.projectId, limit: cap.limit }, 'campaign: the monthly campaigns cap is reached; the send stops');
+        return { stopped: false, nextCursor, recipients: emailIds.length, ...result, capReached: { category: 'campaigns', limit: cap.limit } };
+      }
       return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
 
     },

@@ -6,6 +6,7 @@ import { createDomainActivities } from './domainActivities';
 import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 import { createCampaignActivities } from './campaignActivities';
 import { createSegmentActivities } from './segmentActivities';
+import { createBillingActivities } from './billingActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailDeliveryActivities(deps),
     ...createCampaignActivities(deps),
     ...createSegmentActivities(deps),
+    ...createBillingActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -26,6 +26,8 @@ import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
 import { uploadRoutes } from './routes/uploadRoutes';
 import { workflowRoutes } from './routes/workflowRoutes';
+import { billingRoutes } from './routes/billingRoutes';
+import { stripeWebhookRoutes, STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -38,7 +40,13 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(rejectNulCharacters());
   // A send carries its attachments as base64 (4/3 of their size) beside the rest of the message.
   const sendBodyLimit = Math.ceil((deps.config.attachmentsMaxBytes * 4) / 3) + 6 * 1024 * 1024;
-  app.use(jsonBody({ limitBytes: (ctx) => (ctx.path === '/v1/send' ? sendBodyLimit : JSON_BODY_LIMIT_BYTES) }));
+  app.use(
+    jsonBody({
+      limitBytes: (ctx) => (ctx.path === '/v1/send' ? sendBodyLimit : JSON_BODY_LIMIT_BYTES),
+      // Stripe's signature covers the exact bytes: its route reads the body itself.
+      leaveUnread: (ctx) => ctx.path === STRIPE_WEBHOOK_PATH,
+    }),
+  );
   app.use(async (ctx, next) => {
     ctx.state.em = deps.orm.em.fork();
     await next();
@@ -63,6 +71,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
     workflowRoutes(deps),
+    billingRoutes(deps),
+    stripeWebhookRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -8,6 +8,7 @@ import { createTemporalClient, type TemporalHandle } from '../temporal-config/cl
 import { createApp } from './app';
 import { trackConnections } from './httpDrain';
 import { SenderDomainLookup } from '../db/domains/senderDomainLookup';
+import { CapUsageLookup } from '../db/billing/capUsageLookup';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { DeliveryScheduler } from './send/deliveryScheduler';
@@ -41,7 +42,7 @@ export async function startApiServer(
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
   );
   const objectStore = createObjectStore(config);
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });
+  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), capUsage: new CapUsageLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });
   const server = http.createServer(app.callback());
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;

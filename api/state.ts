@@ -11,6 +11,7 @@ import type { EventTriggers } from '../db/events/eventTriggers';
 import type { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import type { SenderDomainLookup } from '../db/domains/senderDomainLookup';
+import type { CapUsageLookup } from '../db/billing/capUsageLookup';
 import type { DeliveryScheduler } from './send/deliveryScheduler';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import type { ObjectStore } from '../lib/objectStorage/objectStore';
@@ -25,6 +26,7 @@ export interface ApiDeps {
   contactWrites: ContactWriteBatcher;
   apiKeys: ApiKeyResolver;
   senderDomains: SenderDomainLookup;
+  capUsage: CapUsageLookup;
   deliveries: DeliveryScheduler;
   /** Reads SNS signing certificates and subscription URLs; https by default, replaced in tests. */
   snsFetch?: SnsFetcher;

@@ -96,6 +96,12 @@ const envSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_FORCE_PATH_STYLE: booleanFromEnv.optional(),
   S3_KEY_PREFIX: z.string().min(1).optional(),
+  // Billing (contract 17): off unless STRIPE_SECRET_KEY is set.
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_PRICE_ID: z.string().min(1).optional(),
+  STRIPE_METER_EVENT_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a Stripe meter event name').default('mailroom_emails'),
+  STRIPE_API_URL: z.string().url().optional(),
 });
 
 /** `30s,5m,1h,2d` → seconds; null when any item is not a duration. */
@@ -163,6 +169,19 @@ export interface Config {
   snsTopicArns: string[];
   /** Where uploads go when not under DATA_DIR/uploads; null = local files. */
   s3: S3Settings | null;
+  /** Stripe billing; null = billing off (its endpoints answer 404; the monthly caps still apply). */
+  stripe: StripeSettings | null;
+}
+
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string;
+  /** The price a Checkout Session subscribes to. */
+  priceId: string;
+  /** The Billing Meter event the hourly usage report sends. */
+  meterEventName: string;
+  /** Where the Stripe API is (STRIPE_API_URL; tests point it at a local server). */
+  api: { host: string; port: number; protocol: 'http' | 'https' } | null;
 }
 
 /**
@@ -234,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     campaignRatePerSecond: e.CAMPAIGN_RATE_PER_SECOND || null,
     campaignHistoryEvents: e.CAMPAIGN_HISTORY_EVENTS ?? null,
     s3: s3Settings(e),
+    stripe: stripeSettings(e),
   };
 }
 
@@ -250,6 +270,23 @@ function s3Settings(e: z.infer<typeof envSchema>): S3Settings | null {
   });
   if ('problem' in settings) throw new ConfigError(`Invalid configuration: ${settings.problem}`);
   return settings.s3;
+}
+
+function stripeSettings(e: z.infer<typeof envSchema>): StripeSettings | null {
+  if (!e.STRIPE_SECRET_KEY) {
+    if (e.STRIPE_WEBHOOK_SECRET || e.STRIPE_PRICE_ID) throw new ConfigError('STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID need STRIPE_SECRET_KEY (billing is off without it)');
+    return null;
+  }
+  const missing = [!e.STRIPE_WEBHOOK_SECRET && 'STRIPE_WEBHOOK_SECRET', !e.STRIPE_PRICE_ID && 'STRIPE_PRICE_ID'].filter(Boolean);
+  if (missing.length) throw new ConfigError(`With STRIPE_SECRET_KEY set, ${missing.join(' and ')} must be set too`);
+  let api: StripeSettings['api'] = null;
+  if (e.STRIPE_API_URL) {
+    const url = new URL(e.STRIPE_API_URL);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('STRIPE_API_URL must be an http(s) URL');
+    const protocol = url.protocol === 'http:' ? 'http' : 'https';
+    api = { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || (protocol === 'http' ? 80 : 443)), protocol };
+  }
+  return { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET!, priceId: e.STRIPE_PRICE_ID!, meterEventName: e.STRIPE_METER_EVENT_NAME, api };
 }
 
 /** TEMPORAL_API_KEY is the key itself; TEMPORAL_API_KEY_FILE names a file holding it (a mounted secret). */

@@ -15,7 +15,9 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
+import { billingUsageReportScheduleId, deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
+import { startStripeServer } from '../test/support/stripeServer';
+import Stripe from 'stripe';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { startSmtpServer } from '../test/support/smtpServer';
 import { projectWithVerifiedDomain } from '../test/support/sendingProject';
@@ -28,7 +30,19 @@ async function main() {
   await globalSetup();
   const dns = await startTestDnsServer();
   const smtp = await startSmtpServer({ rejectRecipients: ['refused@example.org'] });
-  const stack = await startTestStack({ env: { DNS_SERVERS: dns.address, SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s' } });
+  const stripeApi = await startStripeServer();
+  const webhookSecret = 'whsec_record_histories';
+  const stack = await startTestStack({
+    env: {
+      DNS_SERVERS: dns.address,
+      SMTP_URL: smtp.url,
+      DELIVERY_RETRY_DELAYS: '1s,1s',
+      STRIPE_SECRET_KEY: stripeApi.secretKey,
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+      STRIPE_PRICE_ID: 'price_record',
+      STRIPE_API_URL: stripeApi.url,
+    },
+  });
   const saved: string[] = [];
   async function save(name: string, workflowId: string) {
     const handle = stack.temporal.workflow.getHandle(workflowId);
@@ -152,7 +166,32 @@ async function main() {
     await new Promise((r) => setTimeout(r, 1000));
     await stack.http.post(`/campaigns/${scheduled}/cancel`, {}, { key: sender.project.secretKey });
     await save('campaignSendWorkflow-cancelled', `campaign-${scheduled}`);
+
+    // A campaign stopped by the monthly campaigns cap: 3 recipients, room for 2 more.
+    const limits = { transactional: null, campaigns: 5, workflows: null, inbound: null };
+    const capped = await stack.http.put(`/users/@me/projects/${sender.project.id}/billing-limits`, limits, { cookie: sender.account.cookie });
+    if (capped.status !== 200) throw new Error(`billing-limits answered ${capped.status}: ${capped.text}`);
+    const atCap = await campaign('Capped');
+    await stack.http.post(`/campaigns/${atCap}/send`, {}, { key: sender.project.secretKey });
+    await save('campaignSendWorkflow-stopped-at-cap', `campaign-${atCap}`);
+
+    // The hourly usage report: a subscribed project's usage reported after one failed attempt.
+    const checkout = await stack.http.post(`/users/@me/projects/${sender.project.id}/checkout`, {}, { cookie: sender.account.cookie });
+    if (checkout.status !== 200) throw new Error(`checkout answered ${checkout.status}: ${checkout.text}`);
+    const [billing] = await stack.orm.em.fork().execute(`select stripe_customer_id from billing_accounts where project_id = ?`, [sender.project.id]);
+    const payload = JSON.stringify({
+      id: 'evt_record_subscription',
+      object: 'event',
+      created: Math.floor(Date.now() / 1000),
+      type: 'customer.subscription.created',
+      data: { object: { id: 'sub_record', object: 'subscription', customer: billing.stripe_customer_id, status: 'active', metadata: {}, items: { data: [] } } },
+    });
+    const signature = new Stripe('sk_test_signing_only').webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
+    await stack.http.request('POST', '/webhooks/incoming/stripe', { rawBody: payload, headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature } });
+    stripeApi.failNext('/v1/billing/meter_events', 1, 500);
+    await save('billingUsageReportWorkflow-reported', await triggerSchedule(billingUsageReportScheduleId(stack.config.temporalTaskQueue)));
   } finally {
+    await stripeApi.close();
     await stack.stop();
     await smtp.close();
     await dns.close();

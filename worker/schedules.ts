@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow } from '../workflows';
+import { billingUsageReportWorkflow, domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
@@ -16,6 +16,10 @@ export function deliverySweepScheduleId(taskQueue: string): string {
 
 export function segmentRecomputeScheduleId(taskQueue: string): string {
   return `${taskQueue}-segment-recompute`;
+}
+
+export function billingUsageReportScheduleId(taskQueue: string): string {
+  return `${taskQueue}-billing-usage-report`;
 }
 
 /** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
@@ -79,6 +83,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         workflowExecutionTimeout: '15 minutes',
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+    {
+      // Usage reaches Stripe within the hour; with billing off the run finds nothing to do.
+      scheduleId: billingUsageReportScheduleId(taskQueue),
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: billingUsageReportWorkflow,
+        workflowId: `${taskQueue}-billing-usage-report-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '50 minutes',
+      },
+      // What a missed run would have reported, the next one reports: the watermark is in the database.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
     },
   ];
   for (const schedule of schedules) {

@@ -15,7 +15,7 @@ import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../temporal-config/taskQueues';
 import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
 
-const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches } = proxyActivities<CampaignActivities>({
+const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } = proxyActivities<CampaignActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -42,7 +42,8 @@ const PARALLEL_BATCHES = 4;
 const MAX_HISTORY_EVENTS = 4000;
 
 export interface CampaignProgress {
-  phase: 'WAITING' | 'SENDING' | 'SENT' | 'CANCELLED' | 'NOT_SENDABLE';
+  /** STOPPED_AT_CAP: the project's monthly campaigns cap was reached (the campaign's stopReason says so). */
+  phase: 'WAITING' | 'SENDING' | 'SENT' | 'CANCELLED' | 'NOT_SENDABLE' | 'STOPPED_AT_CAP';
   totalRecipients: number;
   /** The last contact id handed to a batch (the audience is walked in contact id order). */
   cursor: string | null;
@@ -120,6 +121,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
     let planFrom: string | null = progress.cursor;
     let planEnded = false;
     let stopped = false;
+    let capReached: CampaignBatchResult['capReached'];
     let nextSlot = 0;
     const running = new Map<number, Promise<{ slot: number; batch: CampaignBatchResult }>>();
     const windowStartedAt = Date.now();
@@ -142,11 +144,13 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
 
     for (;;) {
       const historyFull = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
-      while (!stopped && !historyFull && running.size < parallelBatches && (await launch()));
+      while (!stopped && !capReached && !historyFull && running.size < parallelBatches && (await launch()));
       if (!running.size) break;
       const { slot, batch } = await Promise.race(running.values());
       running.delete(slot);
       if (batch.stopped) stopped = true;
+      // The cap is reached: no new batch starts; those running finish what they reserved.
+      if (batch.capReached) capReached ??= batch.capReached;
       progress.batches++;
       recipientsInWindow += batch.recipients;
       progress.recipients += batch.recipients;
@@ -162,10 +166,15 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
         if (dueMs > 0) await sleep(dueMs);
       }
       const allLaunched = planEnded && !planned.length;
-      if (historyFull && !running.size && !allLaunched && !stopped) {
+      if (historyFull && !running.size && !allLaunched && !stopped && !capReached) {
         // Every launched batch has finished: the next run starts at the first unlaunched one.
         await continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds, maxHistoryEvents } });
       }
+    }
+    if (capReached && !stopped) {
+      await stopCampaignAtCap({ campaignId: input.campaignId, category: capReached.category, limit: capReached.limit, sent: progress.sent });
+      progress.phase = 'STOPPED_AT_CAP';
+      return progress;
     }
     if (stopped) {
       // Cancelled without reaching this run (Temporal was unreachable then): tidy up the same way.

@@ -7,3 +7,4 @@ export { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';
 export { campaignSendWorkflow } from './campaignSendWorkflow';
 export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWorkflow';
+export { billingUsageReportWorkflow } from './billingUsageReportWorkflow';

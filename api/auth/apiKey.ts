@@ -69,7 +69,15 @@ export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiK
 }
 
 async function withProject(project: NonNullable<AppState['project']>, ctx: Parameters<Middleware<AppState>>[0], next: () => Promise<unknown>) {
-  if (project.disabled) throw new ApiError(403, 'PROJECT_DISABLED', 'This project is disabled');
+  if (project.disabled) {
+    const paymentFailed = project.disabledReason === 'PAYMENT_FAILED';
+    throw new ApiError(
+      403,
+      'PROJECT_DISABLED',
+      paymentFailed ? 'This project is disabled: its last payment failed. Update the payment method in the billing portal.' : 'This project is disabled',
+      { details: { disabledReason: project.disabledReason ?? null } },
+    );
+  }
   ctx.state.project = project;
   await next();
 }

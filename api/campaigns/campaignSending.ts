@@ -7,6 +7,7 @@ import { startWorkflow, workflowStartApiError, workflowStartLogFields, WorkflowS
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
 
 import { campaignSendWorkflow } from '../../workflows/campaignSendWorkflow';
+import { usageCaps } from '../../db/billing/usageCaps';
 
 /** The campaign's one workflow (contract section 14): a retried start never runs it twice. */
 export const campaignWorkflowId = (campaignId: string) => `campaign-${campaignId}`;
@@ -28,6 +29,11 @@ export interface SendStarted {
 export async function startCampaignSend(deps: ApiDeps, em: EntityManager, campaign: CampaignRow, scheduledFor: Date | null): Promise<SendStarted> {
   const later = scheduledFor && scheduledFor.getTime() > Date.now() ? scheduledFor : null;
   const status: CampaignStatus = later ? 'SCHEDULED' : 'SENDING';
+  // A campaign sent now into a campaigns cap already used up would send nothing (contract 17).
+  if (!later) {
+    const refusal = await usageCaps.wouldExceed(em, campaign.projectId, 'campaigns', 1);
+    if (refusal) throw refusal;
+  }
   const moved = await em.transactional((tx) =>
     tx.execute(
       `update campaigns set status = ?, scheduled_for = ?, updated_at = now()

@@ -3,6 +3,7 @@ import type { Logger } from '../../lib/logger';
 import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../http/errors';
 import { fromDatabaseError } from '../http/databaseErrors';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';
+import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 
 function envelope(ctx: Context, err: ApiError) {
   return {
@@ -44,6 +45,14 @@ function fromTemplateError(thrown: unknown): ApiError | undefined {
   return validationFailed(thrown.problems.map((p) => ({ field: p.field, message: p.message, code: 'custom' })));
 }
 
+/** A send a monthly cap cannot take (contract 17): 402 naming the category. */
+function fromBillingLimit(thrown: unknown): ApiError | undefined {
+  if (!(thrown instanceof BillingLimitExceeded)) return undefined;
+  return new ApiError(402, 'BILLING_LIMIT_EXCEEDED', thrown.message, {
+    details: { category: thrown.category, limit: thrown.limit, usage: thrown.used, requested: thrown.requested },
+  });
+}
+
 /**
  * Turns every thrown error into the response: ApiErrors into the envelope, parser errors into
  * their 4xx, anything else into a logged 500 that names only the request id.
@@ -58,7 +67,7 @@ export function errorHandler(logger: Logger): Middleware {
         });
       }
     } catch (thrown) {
-      let err = thrown instanceof ApiError ? thrown : (fromTemplateError(thrown) ?? fromDatabaseError(thrown) ?? fromParserError(thrown));
+      let err = thrown instanceof ApiError ? thrown : (fromTemplateError(thrown) ?? fromBillingLimit(thrown) ?? fromDatabaseError(thrown) ?? fromParserError(thrown));
       if (err && !(thrown instanceof ApiError) && err.status === 400 && err.code === 'BAD_REQUEST') {
         logger.warn({ err: thrown, requestId: ctx.state.requestId }, 'database refused a value that validation let through');
       }

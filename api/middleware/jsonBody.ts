@@ -20,9 +20,10 @@ const STRICT_JSON_START = /^[\x20\x09\x0a\x0d]*[[{]/;
  * Bodies of other types are left unread for the routes that take them (the CSV upload), but an
  * unsupported Content-Encoding is refused (415) whatever the type.
  */
-export function jsonBody(options: { limitBytes?: number | ((ctx: Context) => number) } = {}): Middleware {
+export function jsonBody(options: { limitBytes?: number | ((ctx: Context) => number); leaveUnread?: (ctx: Context) => boolean } = {}): Middleware {
   const limitOf = typeof options.limitBytes === 'function' ? options.limitBytes : () => (options.limitBytes as number | undefined) ?? JSON_BODY_LIMIT_BYTES;
   return async (ctx, next) => {
+    if (options.leaveUnread?.(ctx)) return next();
     const limitBytes = limitOf(ctx);
     if (!PARSED_METHODS.has(ctx.method) || (!ctx.request.length && !ctx.get('Transfer-Encoding'))) return next();
     contentEncodings(ctx.req);

@@ -3,9 +3,10 @@ import type { ApiDeps, AppState } from '../state';
 
 /**
  * GET /config (no auth): which integrations this instance has. Only integrations Mailroom
- * implements and that are configured report enabled; there is no OAuth provider or billing
- * integration yet, so those say so. Object storage is on when uploads go to an S3 bucket
- * (S3_URL or S3_BUCKET) rather than DATA_DIR/uploads.
+ * implements and that are configured report enabled; there is no OAuth provider yet. `billing`
+ * and `objectStorage` are the booleans of contract sections 16 and 17: billing is on with
+ * STRIPE_SECRET_KEY; object storage when uploads go to an S3 bucket (S3_URL or S3_BUCKET) rather
+ * than DATA_DIR/uploads.
  */
 export function configRoutes({ config }: ApiDeps) {
   const router = new Router<AppState>();
@@ -16,8 +17,8 @@ export function configRoutes({ config }: ApiDeps) {
       smtp: { enabled: Boolean(config.smtpUrl) },
       localOutbox: { enabled: !config.smtpUrl },
       oauth: { enabled: false, providers: [] },
-      billing: { enabled: false },
-      objectStorage: { enabled: config.s3 !== null },
+      billing: Boolean(config.stripe),
+      objectStorage: config.s3 !== null,
       limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
     };
   });

@@ -86,7 +86,7 @@ export function projectRoutes(deps: ApiDeps) {
 
   router.get('/projects/:id/setup-state', async (ctx) => {
     const { project } = await requireProjectRole(ctx, ctx.params.id);
-    ctx.body = await projectSetupState(ctx.state.em, project, ctx.state.user!);
+    ctx.body = await projectSetupState(ctx.state.em, project, ctx.state.user!, { billing: Boolean(config.stripe) });
   });
 
   router.get('/projects/:id/security', async (ctx) => {

@@ -10,6 +10,7 @@ import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
 import { recipientRefusal } from '../../db/emails/recipientRefusal';
+import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate, renderEmail, templateVariables, type TemplateType } from '../../mail/rendering/renderEmail';
@@ -101,6 +102,19 @@ export function sendRoutes(deps: ApiDeps) {
       typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name || null },
     );
     const changes = splitDataChanges(body.data);
+
+    // A send the transactional cap clearly cannot take is refused before any contact is written.
+    // MARKETING mail to unsubscribed contacts is not counted, which only the contacts tell, so
+    // that type is left to the reservation that records the emails (deliveryScheduler).
+    if (plan.type !== 'MARKETING') {
+      const caps = await deps.capUsage.current(project.id, 'transactional');
+      if (caps.limit !== null && caps.usage + recipients.length > caps.limit) {
+        // Only at the cap's edge does it matter which recipients are suppressed (they count nowhere).
+        const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
+        const counted = recipients.filter((r) => !suppressed.has(r.email)).length;
+        if (caps.usage + counted > caps.limit) throw new BillingLimitExceeded('transactional', caps.limit, caps.usage, counted);
+      }
+    }
 
     // Contacts first, each under the data rules; new contacts are unsubscribed on this endpoint
     // unless told otherwise, and an explicit value changes an existing contact (with its event).

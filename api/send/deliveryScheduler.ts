@@ -1,7 +1,9 @@
 import type { Orm } from '../../db/orm';
 import type { Logger } from '../../lib/logger';
 import type { TemporalHandle } from '../../temporal-config/client';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
+import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
 import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
 import { emailDeliveryWorkflow } from '../../workflows/emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../../temporal-config/taskQueues';
@@ -98,19 +100,32 @@ export class DeliveryScheduler {
     return done;
   }
 
-  private async flush(round: PendingSend[]): Promise<void> {
-    const batches = this.batches(round);
-    const workflowOf = new Map<string, string>();
-    for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
+  private async flush(all: PendingSend[]): Promise<void> {
+    let round: PendingSend[];
+    let batches: DeliveryBatch[];
+    const refused = new Map<PendingSend, BillingLimitExceeded>();
     try {
-      await emailRepository.insertMany(
-        this.deps.orm.em.fork(),
-        round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
-      );
+      // The emails are counted against their monthly caps in the transaction that records them:
+      // a send the cap cannot take is refused whole and records nothing (contract 17).
+      ({ round, batches } = await this.deps.orm.em.fork().transactional(async (tx) => {
+        for (const sends of byProjectInLockOrder(all)) {
+          for (const [send, refusal] of await reserveCapsOfProject(tx, sends)) refused.set(send, refusal);
+        }
+        const round = all.filter((send) => !refused.has(send));
+        const batches = this.batches(round);
+        const workflowOf = new Map<string, string>();
+        for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
+        await emailRepository.insertMany(
+          tx,
+          round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
+        );
+        return { round, batches };
+      }));
     } catch (err) {
-      for (const send of round) send.reject(err);
+      for (const send of all) send.reject(err);
       return;
     }
+    for (const [send, refusal] of refused) send.reject(refusal);
 
     const failedSends = new Map<PendingSend, unknown>();
     await Promise.all(
@@ -149,4 +164,60 @@ export class DeliveryScheduler {
       ],
     });
   }
+}
+
+/**
+ * The round's sends grouped by project, the groups in the order their counter rows are locked
+ * (project id): two rounds in flight lock rows in the same order, so they wait for each other
+ * rather than deadlock. Within a group, sends keep their arrival order.
+ */
+function byProjectInLockOrder(sends: PendingSend[]): PendingSend[][] {
+  const groups = new Map<string, PendingSend[]>();
+  for (const send of sends) groups.set(send.projectId, [...(groups.get(send.projectId) ?? []), send]);
+  return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, group]) => group);
+}
+
+/** A send's QUEUED emails per category (SUPPRESSED ones count nowhere). */
+function countsOf(sends: PendingSend[]): Map<UsageCategory, number> {
+  const counts = new Map<UsageCategory, number>();
+  for (const send of sends) {
+    for (const email of send.emails) {
+      if (email.status !== 'QUEUED') continue;
+      const category = categoryOfSource[email.source];
+      counts.set(category, (counts.get(category) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+/**
+ * Reserves one project's sends against their caps: first all of them at once (one statement per
+ * category, the usual case: no cap, or room to spare), and only when that would pass a cap, send
+ * by send in arrival order, so the sends that fit go and each one that does not is refused whole.
+ * A refused attempt changes no counter, so the fallback starts from the same state.
+ */
+async function reserveCapsOfProject(tx: EntityManager, sends: PendingSend[]): Promise<Map<PendingSend, BillingLimitExceeded>> {
+  const refused = new Map<PendingSend, BillingLimitExceeded>();
+  if (sends.length > 1 && !(await reserveCounts(tx, sends[0].projectId, countsOf(sends)))) return refused;
+  for (const send of sends) {
+    const refusal = await reserveCounts(tx, send.projectId, countsOf([send]));
+    if (refusal) refused.set(send, refusal);
+  }
+  return refused;
+}
+
+/** Reserves every category's count, all or nothing; the refusal when one is full (nothing kept). */
+async function reserveCounts(tx: EntityManager, projectId: string, counts: Map<UsageCategory, number>): Promise<BillingLimitExceeded | null> {
+  const reserved: Array<[UsageCategory, number]> = [];
+  for (const [category, n] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    try {
+      await usageCaps.reserve(tx, projectId, category, n);
+      reserved.push([category, n]);
+    } catch (err) {
+      if (!(err instanceof BillingLimitExceeded)) throw err;
+      for (const [c, count] of reserved) await usageCaps.release(tx, projectId, c, count);
+      return err;
+    }
+  }
+  return null;
 }

@@ -52,9 +52,18 @@ export interface CampaignRow extends CampaignFields {
   sentCount: number;
   sentAt: Date | null;
   cancelledAt: Date | null;
+  /** Why a campaign stopped before its last recipient (a monthly cap), or null. */
+  stopReason: CampaignStopReason | null;
   createdAt: Date;
   updatedAt: Date;
   counts: CampaignEmailCounts;
+}
+
+export interface CampaignStopReason {
+  code: 'BILLING_LIMIT_EXCEEDED';
+  category: string;
+  limit: number | null;
+  message: string;
 }
 
 export interface CampaignListQuery {
@@ -89,6 +98,7 @@ function toCampaign(row: Record<string, any>): CampaignRow {
     sentCount: row.sent_count,
     sentAt: date(row.sent_at),
     cancelledAt: date(row.cancelled_at),
+    stopReason: (typeof row.stop_reason === 'string' ? JSON.parse(row.stop_reason) : row.stop_reason) ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     counts: {
@@ -127,6 +137,7 @@ export function serializeCampaign(campaign: CampaignRow) {
     projectId: campaign.projectId,
     sentAt: campaign.sentAt,
     cancelledAt: campaign.cancelledAt,
+    stopReason: campaign.stopReason,
     createdAt: campaign.createdAt,
     updatedAt: campaign.updatedAt,
   };

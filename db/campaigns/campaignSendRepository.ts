@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ContactRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
 import type { EmailType } from '../emails/emailRepository';
+import { usageCaps } from '../billing/usageCaps';
+import type { CampaignStopReason } from './campaignRepository';
 
 /** What a campaign send reads of its campaign. */
 export interface CampaignForSend {
@@ -156,15 +158,22 @@ export const campaignSendRepository = {
 
   /**
    * SCHEDULED or SENDING → CANCELLED, and the campaign's emails recorded but never attempted are
-   * withdrawn: they were not sent and now never will be. Safe to repeat.
+   * withdrawn: they were not sent and now never will be. Safe to repeat. `stopReason` says why
+   * when the send stopped itself (a monthly cap) rather than being cancelled.
    */
-  async cancel(em: EntityManager, campaignId: string): Promise<void> {
+  async cancel(em: EntityManager, campaignId: string, stopReason: CampaignStopReason | null = null): Promise<void> {
     await em.transactional(async (tx) => {
       await tx.execute(
-        `update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), updated_at = now() where id = ? and status in ('SCHEDULED', 'SENDING')`,
+        `update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), stop_reason = coalesce(?::jsonb, stop_reason), updated_at = now()
+         where id = ? and status in ('SCHEDULED', 'SENDING')`,
+        [stopReason ? JSON.stringify(stopReason) : null, campaignId],
+      );
+      await tx.execute(
+        `with withdrawn as (delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
+         released as (${usageCaps.releaseSql('withdrawn')})
+         select 1`,
         [campaignId],
       );
-      await tx.execute(`delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0`, [campaignId]);
     });
   },
 

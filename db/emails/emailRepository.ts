@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
+import { usageCaps } from '../billing/usageCaps';
 
 export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'WORKFLOW';
 export type EmailType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
@@ -135,11 +136,11 @@ export const emailRepository = {
   /**
    * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
    * email whose (campaign, contact) is already recorded is left out rather than refused: a
-   * repeated campaign batch records nothing twice.
+   * repeated campaign batch records nothing twice. Answers the ids it recorded.
    */
-  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean } = {}): Promise<void> {
-    if (!emails.length) return;
-    await em.execute(
+  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean } = {}): Promise<string[]> {
+    if (!emails.length) return [];
+    const inserted = await em.execute(
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
          from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
          message_id, delivery_workflow_id)
@@ -150,7 +151,8 @@ export const emailRepository = {
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
          to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
          message_id text, delivery_workflow_id text)
-       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : ''}`,
+       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : ''}
+       returning id`,
       [
         JSON.stringify(
           emails.map((e) => ({
@@ -180,12 +182,18 @@ export const emailRepository = {
         ),
       ],
     );
+    return inserted.map((r: any) => r.id as string);
   },
 
   /** Takes back emails whose delivery could not be scheduled (the request then fails as a whole). */
   async withdrawUnattempted(em: EntityManager, ids: string[]): Promise<void> {
     if (!ids.length) return;
-    await em.execute(`delete from emails where id = any(?::uuid[]) and status = 'QUEUED' and attempts = 0`, [`{${ids.join(',')}}`]);
+    await em.execute(
+      `with withdrawn as (delete from emails where id = any(?::uuid[]) and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
+       released as (${usageCaps.releaseSql('withdrawn')})
+       select 1`,
+      [`{${ids.join(',')}}`],
+    );
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {
@@ -277,8 +285,10 @@ export const emailRepository = {
            where e.id = i.id
              and (e.status = 'SENDING'
                   or (i.status = 'SENT' and e.sent_at is null and e.status in ('DELIVERED', 'OPENED', 'CLICKED', 'BOUNCED', 'COMPLAINED')))
-           returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, i.status as outcome, i.error as outcome_error
+           returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.source, e.created_at, i.status as outcome, i.error as outcome_error
          ),
+         -- An email that ends FAILED or SUPPRESSED no longer counts against its monthly cap.
+         released as (${usageCaps.releaseSql(`(select project_id, source, created_at from moved where outcome in ('FAILED', 'SUPPRESSED')) ended`)}),
          recorded as (
            insert into events (project_id, contact_id, name, source, email_id, data)
            select m.project_id, m.contact_id,

@@ -12,6 +12,8 @@ export const ProjectSchema = defineEntity({
     secretKeyHint: p.string().columnType('text'),
     keysRotatedAt: p.datetime().columnType('timestamptz').nullable(),
     disabled: p.boolean().default(false),
+    /** Why it is disabled: PAYMENT_FAILED when Stripe reported a failed payment (contract 17). */
+    disabledReason: p.string().columnType('text').nullable().fieldName('disabled_reason'),
     /** Campaign mail per second this project's relay takes; null = CAMPAIGN_RATE_PER_SECOND. */
     campaignRatePerSecond: p.integer().nullable().fieldName('campaign_rate_per_second'),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),

@@ -13,6 +13,7 @@ import { Migration20261123100000CampaignSend } from './Migration20261123100000Ca
 import { Migration20261123110000AutomationWorkflows } from './Migration20261123110000AutomationWorkflows';
 import { Migration20261123111000WorkflowTemplateReference } from './Migration20261123111000WorkflowTemplateReference';
 import { Migration20261123130000Uploads } from './Migration20261123130000Uploads';
+import { Migration20261123150000BillingCaps } from './Migration20261123150000BillingCaps';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: 'Migration20261123110000AutomationWorkflows', class: Migration20261123110000AutomationWorkflows },
   { name: 'Migration20261123111000WorkflowTemplateReference', class: Migration20261123111000WorkflowTemplateReference },
   { name: 'Migration20261123130000Uploads', class: Migration20261123130000Uploads },
+  { name: 'Migration20261123150000BillingCaps', class: Migration20261123150000BillingCaps },
 ];

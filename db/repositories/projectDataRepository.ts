@@ -11,7 +11,9 @@ export const projectDataTables = ['workflow_executions', 'campaigns', 'segments'
 // the owner redo their DNS records or rebuild their templates and workflows (their executions,
 // like the contacts they ran for, are data and go). Uploaded images stay with the templates whose
 // bodies link to them (and with mail already sent that shows them).
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'workflows', 'uploads'] as const;
+// Billing is kept too: caps are set-up, and the month's usage, the subscription, the reports owed
+// to Stripe and the events applied are the account's, not data a reset may take back.
+export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'workflows', 'uploads', 'billing_limits', 'billing_usage', 'billing_accounts', 'billing_usage_reports', 'stripe_events'] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */

@@ -71,6 +71,7 @@ export function serializeProject(project: Project, extra: Record<string, unknown
     publicKey: project.publicKey,
     secretKeyHint: `sk_…${project.secretKeyHint}`,
     disabled: project.disabled,
+    disabledReason: project.disabledReason ?? null,
     campaignRatePerSecond: project.campaignRatePerSecond ?? null,
     keysRotatedAt: project.keysRotatedAt ?? null,
     createdAt: project.createdAt,

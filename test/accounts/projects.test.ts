@@ -234,8 +234,8 @@ describe('GET /config', () => {
       smtp: { enabled: false },
       localOutbox: { enabled: true },
       oauth: { enabled: false, providers: [] },
-      billing: { enabled: false },
-      objectStorage: { enabled: false },
+      billing: false,
+      objectStorage: false,
     });
   });
 });

@@ -1,0 +1,155 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { ApiError, conflict } from '../http/errors';
+import { parseBody, parseQuery } from '../http/validation';
+import { requireUser } from '../auth/session';
+import { requireProjectRole } from '../auth/projectAccess';
+import { USAGE_CATEGORIES, usageCaps, type CategoryUsage, type UsageCategory } from '../../db/billing/usageCaps';
+import { ACTIVE_SUBSCRIPTION_STATUSES, billingAccountRepository } from '../../db/billing/billingAccountRepository';
+import { createStripeClient, Stripe } from '../../lib/stripe/stripeClient';
+
+/** A cap: a positive whole number of emails per calendar month, or null for none. */
+const cap = z
+  .number({ invalid_type_error: 'must be a positive whole number or null', required_error: 'is required (null for no cap)' })
+  .int('must be a whole number')
+  .min(1, 'must be at least 1 (null for no cap)')
+  .max(2_147_483_647)
+  .nullable();
+const limitsBody = z.object(Object.fromEntries(USAGE_CATEGORIES.map((c) => [c, cap])) as Record<UsageCategory, typeof cap>).strict();
+
+/** Where Stripe sends the user back; the dashboard's own pages, by default under PUBLIC_URL. */
+const returnUrl = z
+  .string()
+  .max(2000)
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+const checkoutBody = z.object({ successUrl: returnUrl.optional(), cancelUrl: returnUrl.optional() }).strict();
+const portalBody = z.object({ returnUrl: returnUrl.optional() }).strict();
+const invoicesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+  startingAfter: z.string().regex(/^in_[A-Za-z0-9]{1,200}$/, 'must be an invoice id (in_…)').optional(),
+});
+
+/** A category's line of GET billing-limits (contract 17). */
+export function categoryReport({ limit, usage }: CategoryUsage) {
+  // Unlimited: 0 %, never warned or blocked. Above 100 % happens when a cap is lowered below the month's usage.
+  const percentage = limit === null ? 0 : Math.round((usage / limit) * 1000) / 10;
+  // Warned from exactly 80 % on (compared unrounded: 79.96 % is not yet a warning).
+  return { limit, usage, percentage, isWarning: limit !== null && usage * 5 >= limit * 4, isBlocked: limit !== null && usage >= limit };
+}
+
+/**
+ * The billing endpoints of the dashboard (contract 17). The monthly caps (`billing-limits`) work
+ * whether billing is on or off; checkout, portal, consumption and invoices exist only with
+ * STRIPE_SECRET_KEY set, and answer 404 like any unknown route otherwise.
+ */
+export function billingRoutes(deps: ApiDeps) {
+  const { config } = deps;
+  const router = new Router<AppState>();
+  const session = requireUser(config);
+  const base = '/users/@me/projects/:id';
+
+  async function limitsReport(ctx: AppContext, projectId: string) {
+    const all = await usageCaps.all(ctx.state.em, projectId);
+    return Object.fromEntries(USAGE_CATEGORIES.map((c) => [c, categoryReport(all[c])]));
+  }
+
+  router.get(`${base}/billing-limits`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id);
+    ctx.body = await limitsReport(ctx, project.id);
+  });
+
+  router.put(`${base}/billing-limits`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const limits = parseBody(limitsBody, ctx.request.body);
+    await usageCaps.setLimits(ctx.state.em, project.id, limits);
+    ctx.body = await limitsReport(ctx, project.id);
+  });
+
+  const settings = config.stripe;
+  if (!settings) return router;
+  const stripe = createStripeClient(settings);
+
+  /** Stripe answering with an error, or not at all: 502, nothing changed on our side. */
+  async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof Stripe.errors.StripeError)) throw err;
+      deps.logger.warn({ err: { type: err.type, code: err.code, statusCode: err.statusCode, message: err.message }, what }, 'stripe: a request failed');
+      throw new ApiError(502, 'PAYMENT_PROVIDER_ERROR', `Stripe could not ${what}: ${err.message}`.slice(0, 500), {
+        details: { stripeType: err.type, stripeCode: err.code ?? null, stripeStatus: err.statusCode ?? null },
+      });
+    }
+  }
+
+  router.post(`${base}/checkout`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const body = parseBody(checkoutBody, ctx.request.body);
+    let account = await billingAccountRepository.find(ctx.state.em, project.id);
+    if (account?.subscriptionStatus && (ACTIVE_SUBSCRIPTION_STATUSES as readonly string[]).includes(account.subscriptionStatus)) {
+      throw conflict('This project already has a subscription; change it in the billing portal (POST …/billing-portal)', {
+        subscriptionStatus: account.subscriptionStatus,
+      });
+    }
+    if (!account) {
+      // One customer per project, even for two checkouts at once: Stripe answers a repeated
+      // idempotency key with the first customer, and the first link is kept.
+      const customer = await callStripe('create the customer', () =>
+        stripe.customers.create(
+          { name: project.name, email: ctx.state.user!.email, metadata: { projectId: project.id } },
+          { idempotencyKey: `mailroom-customer-${project.id}` },
+        ),
+      );
+      account = await billingAccountRepository.link(ctx.state.em, project.id, customer.id);
+    }
+    const checkout = await callStripe('start a checkout', () =>
+      stripe.checkout.sessions.create({
+        mode: 'subscription',
+        customer: account!.stripeCustomerId,
+        client_reference_id: project.id,
+        line_items: [{ price: settings.priceId }],
+        success_url: body.successUrl ?? `${config.publicUrl}/billing?checkout=success`,
+        cancel_url: body.cancelUrl ?? `${config.publicUrl}/billing?checkout=cancelled`,
+        metadata: { projectId: project.id },
+        subscription_data: { metadata: { projectId: project.id } },
+      }),
+    );
+    if (!checkout.url) throw new ApiError(502, 'PAYMENT_PROVIDER_ERROR', 'Stripe created a checkout session without a URL');
+    ctx.body = { url: checkout.url };
+  });
+
+  router.post(`${base}/billing-portal`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const body = parseBody(portalBody, ctx.request.body);
+    const account = await billingAccountRepository.find(ctx.state.em, project.id);
+    if (!account) throw conflict('This project has no billing account yet; start with POST …/checkout');
+    const portal = await callStripe('open the billing portal', () =>
+      stripe.billingPortal.sessions.create({ customer: account.stripeCustomerId, return_url: body.returnUrl ?? `${config.publicUrl}/billing` }),
+    );
+    ctx.body = { url: portal.url };
+  });
+
+  router.get(`${base}/billing-consumption`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id);
+    const { periodStart, periodEnd, byCategory } = await usageCaps.monthTotals(ctx.state.em, project.id);
+    ctx.body = { periodStart, periodEnd, emails: Object.values(byCategory).reduce((a, b) => a + b, 0), byCategory };
+  });
+
+  router.get(`${base}/billing-invoices`, session, async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const query = parseQuery(invoicesQuery, ctx.query);
+    const account = await billingAccountRepository.find(ctx.state.em, project.id);
+    if (!account) {
+      ctx.body = { data: [], hasMore: false };
+      return;
+    }
+    const invoices = await callStripe('list the invoices', () =>
+      stripe.invoices.list({ customer: account.stripeCustomerId, limit: query.limit, ...(query.startingAfter ? { starting_after: query.startingAfter } : {}) }),
+    );
+    ctx.body = { data: invoices.data, hasMore: invoices.has_more };
+  });
+
+  return router;
+}
