@@ -6,6 +6,8 @@ import { createDomainActivities } from './domainActivities';
 import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 import { createCampaignActivities } from './campaignActivities';
 import { createSegmentActivities } from './segmentActivities';
+import { createWorkflowExecutionActivities } from './workflowExecutionActivities';
+import { createWorkflowExecutionSweepActivities } from './workflowExecutionSweepActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -17,6 +19,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createEmailDeliveryActivities(deps),
     ...createCampaignActivities(deps),
     ...createSegmentActivities(deps),
+    ...createWorkflowExecutionActivities(deps),
+    ...createWorkflowExecutionSweepActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow } from '../workflows';
+import { domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow, workflowExecutionSweepWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
@@ -16,6 +16,10 @@ export function deliverySweepScheduleId(taskQueue: string): string {
 
 export function segmentRecomputeScheduleId(taskQueue: string): string {
   return `${taskQueue}-segment-recompute`;
+}
+
+export function executionSweepScheduleId(taskQueue: string): string {
+  return `${taskQueue}-execution-sweep`;
 }
 
 /** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
@@ -77,6 +81,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         taskQueue,
         args: [],
         workflowExecutionTimeout: '15 minutes',
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+    {
+      // Executions whose start or event signal a dying process never sent go out within about
+      // a minute and a half of the event.
+      scheduleId: executionSweepScheduleId(taskQueue),
+      spec: { intervals: [{ every: '1 minute' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: workflowExecutionSweepWorkflow,
+        workflowId: `${taskQueue}-execution-sweep-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '5 minutes',
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     },

@@ -7,3 +7,5 @@ export { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';
 export { campaignSendWorkflow } from './campaignSendWorkflow';
 export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWorkflow';
+export { workflowExecutionWorkflow } from './workflowExecutionWorkflow';
+export { workflowExecutionSweepWorkflow } from './workflowExecutionSweepWorkflow';
