@@ -340,10 +340,17 @@ export const executionRepository = {
    */
   async cancelActive(em: EntityManager, projectId: string, workflowId: string, executionId?: string): Promise<ExecutionToStart[]> {
     const rows = await em.execute(
-      `update workflow_executions set status = 'CANCELLED', exit_reason = coalesce(exit_reason, 'Cancelled through the API'),
-         waiting_for_event = null, wait_until = null, waiting_since = null, completed_at = now(), updated_at = now()
-       where project_id = ? and workflow_id = ? and status in ('RUNNING', 'WAITING') ${executionId ? 'and id = ?' : ''}
-       returning id, project_id, workflow_id, contact_id`,
+      `with cancelled as (
+         update workflow_executions set status = 'CANCELLED', exit_reason = coalesce(exit_reason, 'Cancelled through the API'),
+           waiting_for_event = null, wait_until = null, waiting_since = null, completed_at = now(), updated_at = now()
+         where project_id = ? and workflow_id = ? and status in ('RUNNING', 'WAITING') ${executionId ? 'and id = ?' : ''}
+         returning id, project_id, workflow_id, contact_id
+       ),
+       closed as (
+         update workflow_execution_steps set status = 'CANCELLED', completed_at = now()
+         where execution_id in (select id from cancelled) and status in ('RUNNING', 'WAITING')
+       )
+       select * from cancelled`,
       executionId ? [projectId, workflowId, executionId] : [projectId, workflowId],
     );
     return toStart(rows);
