@@ -59,7 +59,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
   ): Promise<StepOutcome> {
     const next = nextStepId(transitions, fromStepId, outcome);
     if (!next) {
-      await executionRepository.finish(em, executionId, { status: 'COMPLETED' });
+      await executionRepository.finish(em, executionId, { status: 'COMPLETED', context });
       return { kind: 'ended', status: 'COMPLETED', retry };
     }
     if (!(await executionRepository.markRunning(em, executionId, next, context))) return ended(em, executionId, retry);

@@ -414,12 +414,16 @@ export const executionRepository = {
   },
 
   /** Ends an active execution; a finished one keeps its end. */
-  async finish(em: EntityManager, id: string, end: { status: 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED'; exitReason?: string | null; error?: string | null }): Promise<boolean> {
+  async finish(
+    em: EntityManager,
+    id: string,
+    end: { status: 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED'; exitReason?: string | null; error?: string | null; context?: Record<string, unknown> },
+  ): Promise<boolean> {
     const rows = await em.execute(
-      `update workflow_executions set status = ?, exit_reason = ?, error = ?, waiting_for_event = null, wait_until = null,
-         waiting_since = null, completed_at = now(), updated_at = now()
+      `update workflow_executions set status = ?, exit_reason = ?, error = ?, context = coalesce(?::jsonb, context),
+         waiting_for_event = null, wait_until = null, waiting_since = null, completed_at = now(), updated_at = now()
        where id = ? and status in ('RUNNING', 'WAITING') returning id`,
-      [end.status, end.exitReason ?? null, end.error ?? null, id],
+      [end.status, end.exitReason ?? null, end.error ?? null, end.context ? JSON.stringify(end.context) : null, id],
     );
     return rows.length > 0;
   },
