@@ -90,8 +90,8 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
   }
 
   return {
-    /** The execution's first step (its TRIGGER) and context; `ended` when it is no longer active (cancelled before it ran). */
-    async beginExecution(input: { executionId: string }): Promise<{ triggerStepId: string; context: Record<string, unknown> } | null> {
+    /** The execution's first step (its TRIGGER), its context and EXECUTION_HISTORY_EVENTS; null when it is no longer active (cancelled before it ran). */
+    async beginExecution(input: { executionId: string }): Promise<{ triggerStepId: string; context: Record<string, unknown>; maxHistoryEvents: number | null } | null> {
       const em = orm.em.fork();
       const execution = await executionRepository.findById(em, input.executionId);
       if (!execution || (execution.status !== 'RUNNING' && execution.status !== 'WAITING')) return null;
@@ -100,7 +100,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
         await executionRepository.finish(em, execution.id, { status: 'FAILED', error: 'The workflow has no TRIGGER step' });
         return null;
       }
-      return { triggerStepId: trigger.id, context: execution.context };
+      return { triggerStepId: trigger.id, context: execution.context, maxHistoryEvents: config.executionHistoryEvents };
     },
 
     /**

@@ -46,7 +46,7 @@ export interface WorkflowExecutionInput {
   workflowId: string;
   contactId: string;
   /** Where a run that continued as new carries on. */
-  resume?: { stepId: string; sequence: number; context: Record<string, unknown> };
+  resume?: { stepId: string; sequence: number; context: Record<string, unknown>; maxHistoryEvents?: number | null };
 }
 
 export interface WorkflowExecutionResult {
@@ -56,7 +56,8 @@ export interface WorkflowExecutionResult {
 
 /**
  * History events after which the walk continues in a fresh run: a loop through a DELAY can run
- * forever, and every step adds about a dozen events.
+ * forever, and every step adds about a dozen events (EXECUTION_HISTORY_EVENTS sets it lower, so
+ * a test can see an execution cross runs).
  */
 const MAX_HISTORY_EVENTS = 2000;
 /** Arrived events kept while no wait takes them (a signal may come a moment before the wait begins). */
@@ -75,6 +76,7 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
   let stepId: string | null = input.resume?.stepId ?? null;
   let sequence = input.resume?.sequence ?? 0;
   let context: Record<string, unknown> = input.resume?.context ?? {};
+  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
   let waitingFor: string | null = null;
   let cancelRequested: string | null = null;
   let ended = false;
@@ -101,6 +103,7 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
       if (!begun) return end('CANCELLED');
       stepId = begun.triggerStepId;
       context = begun.context;
+      maxHistoryEvents = begun.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
     }
 
     for (;;) {
@@ -108,8 +111,8 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
         await endExecution({ executionId: input.executionId, status: 'CANCELLED', reason: cancelRequested });
         return end('CANCELLED');
       }
-      if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS) {
-        await continueAsNew<typeof workflowExecutionWorkflow>({ ...input, resume: { stepId: stepId!, sequence, context } });
+      if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents) {
+        await continueAsNew<typeof workflowExecutionWorkflow>({ ...input, resume: { stepId: stepId!, sequence, context, maxHistoryEvents } });
       }
 
       let outcome: StepOutcome | null = await runStep({ executionId: input.executionId, sequence, stepId: stepId!, context });
