@@ -7,7 +7,7 @@ import { evaluateCondition } from '../automation/steps/conditionStep';
 import { sendEmailStep } from '../automation/steps/sendEmailStep';
 import { updateContactStep } from '../automation/steps/updateContactStep';
 import { webhookStep, WebhookStepRetry } from '../automation/steps/webhookStep';
-import { nextStepId } from '../automation/nextStep';
+import { nextStepId } from '../db/workflows/workflowGraph';
 
 /** An event handed to a waiting execution (the `eventArrived` signal). */
 export interface ArrivedEvent {

@@ -25,6 +25,8 @@ import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
 import { workflowExecutionRoutes } from './routes/workflowExecutionRoutes';
+import { workflowRoutes } from './routes/workflowRoutes';
+import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerCache';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -42,6 +44,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     ctx.state.em = deps.orm.em.fork();
     await next();
   });
+  app.use(forgetWorkflowTriggersAfterWrites());
 
   for (const router of [
     healthRoutes(deps),
@@ -63,6 +66,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     segmentRoutes(deps),
     // Before the workflow definition routes, whose /workflows/:id/... would otherwise claim these.
     workflowExecutionRoutes(deps),
+    workflowRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -8,6 +8,9 @@ const constraintMeanings: Record<string, () => ApiError> = {
   contacts_data_limits: () =>
     validationFailed([{ field: 'data', message: 'The contact data would exceed 100 keys or 64 KB as JSON', code: 'too_big' }]),
   contacts_project_email_unique: () => conflict('Another contact of this project already uses this email'),
+  // Two edits racing past the route's own checks: the schema keeps the rule.
+  workflow_transitions_one_way_out: () => conflict('The step already has a transition for this branch or outcome'),
+  workflow_steps_template_id_fkey: () => conflict('The template is used by a workflow SEND_EMAIL step; change or delete that step first'),
 };
 
 export function fromDatabaseError(err: unknown): ApiError | undefined {

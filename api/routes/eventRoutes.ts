@@ -8,6 +8,7 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { segmentRepository } from '../../db/segments/segmentRepository';
+import { workflowRepository } from '../../db/workflows/workflowRepository';
 
 const listQuery = z.object({
   limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
@@ -61,11 +62,12 @@ export function eventRoutes(deps: ApiDeps) {
     ctx.body = await page(ctx, contact.id);
   });
 
-  // Segments and FILTERED campaign audiences whose conditions name event.<eventName>. Workflows
-  // do not exist yet; they add their lookup here when they land.
+  // Workflows it starts or that wait for it, and segments and FILTERED campaign audiences whose
+  // conditions name event.<eventName>.
   router.get('/events/:eventName/usage', ...auth, async (ctx) => {
     const { segments, campaigns } = await segmentRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
-    ctx.body = { event: ctx.params.eventName, workflows: [], segments, campaigns };
+    const workflows = await workflowRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
+    ctx.body = { event: ctx.params.eventName, workflows, segments, campaigns };
   });
 
   router.delete('/events/:eventName', ...auth, async (ctx) => {

@@ -4,10 +4,11 @@ import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { notFound, plainBadRequest, validationFailed } from '../http/errors';
+import { conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
+import { workflowRepository } from '../../db/workflows/workflowRepository';
 import { serializeTemplate, TEMPLATE_SORTS, TEMPLATE_TYPES, templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
 
 /** Limits of template fields (shared with campaigns). */
@@ -114,9 +115,14 @@ export function templateRoutes(deps: ApiDeps) {
   });
 
   router.delete('/templates/:id', async (ctx) => {
-    const id = ctx.params.id;
-    const deleted = isUuid(id) && (await templateRepository.delete(ctx.state.em, ctx.state.project!.id, id));
-    if (!deleted) throw notFound('template', id);
+    const template = await loadTemplate(ctx);
+    // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
+    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    if (workflowSteps.length) {
+      throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', { resource: 'template', id: template.id, workflowSteps });
+    }
+    const deleted = await templateRepository.delete(ctx.state.em, template.projectId, template.id);
+    if (!deleted) throw notFound('template', template.id);
     ctx.status = 204;
   });
 
@@ -129,11 +135,10 @@ export function templateRoutes(deps: ApiDeps) {
   });
 
   router.get('/templates/:id/usage', async (ctx) => {
-    await loadTemplate(ctx);
-    // Campaigns and workflows are not built yet. When they are, list here the campaigns whose
-    // template is this one and the SEND_EMAIL workflow steps whose templateId is this one
-    // (contract sections 7 and 12), each as { id, name, ... } of the referencing record.
-    ctx.body = { campaigns: [], workflowSteps: [] };
+    const template = await loadTemplate(ctx);
+    // Campaigns carry their own content (they are not made from a template), so none refers to one.
+    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    ctx.body = { campaigns: [], workflowSteps };
   });
 
   return router;

@@ -2,32 +2,27 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { compileCondition, contactMatches, type ConditionFilter, type ConditionTree } from '../../db/conditions';
 import { conditionTreeIssues } from '../../db/conditions/conditionTree';
 import { StepConfigError } from './stepConfig';
-
-const TRIGGER_OPERATORS = new Set(['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin']);
+import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../db/workflows/conditionStepField';
 
 /**
- * Where a CONDITION's field points (contract section 12: `contact.*`, `data.*`, `event.*`):
- * - `contact.email`, `contact.subscribed`, `contact.createdAt`, `contact.updatedAt`, `contact.data.<path>`
- *   and `data.<path>`: the contact as it is now;
- * - `event.<name>` with a trigger operator (`triggered`, `triggeredWithin` …): the contact's event history;
- * - `event.<path>` with any other operator: the execution's context, i.e. the data of the event
- *   that started it, merged with the data of events it waited for;
- * - any other field the segment compiler knows (`email.opened`, `segment.<id>` …) as it is there.
+ * Where a CONDITION's field points, as db/workflows/conditionStepField.ts defines it: the contact
+ * (its own fields and data, read fresh) or the execution's context (`event.<path>`: the data of the
+ * event that started it, merged with the data of events it waited for).
  */
 export function conditionTarget(config: Record<string, unknown>): { on: 'contact' | 'context'; filter: ConditionFilter } {
   const field = config.field;
   const operator = config.operator;
   if (typeof field !== 'string' || !field) throw new StepConfigError('CONDITION needs a field');
   if (typeof operator !== 'string' || !operator) throw new StepConfigError('CONDITION needs an operator');
-  const rest = { operator, ...(config.value !== undefined ? { value: config.value } : {}), ...(config.unit !== undefined ? { unit: config.unit as string } : {}) };
-  if (field.startsWith('contact.')) {
-    const name = field.slice('contact.'.length);
-    return { on: 'contact', filter: { field: name, ...rest } };
-  }
-  if (field.startsWith('event.') && !TRIGGER_OPERATORS.has(operator)) {
-    return { on: 'context', filter: { field: `data.${field.slice('event.'.length)}`, ...rest } };
-  }
-  return { on: 'contact', filter: { field, ...rest } };
+  const parsed = parseConditionStepField(field);
+  if (!parsed) throw new StepConfigError(CONDITION_STEP_FIELD_HELP);
+  const filter: ConditionFilter = {
+    field: parsed.treeField,
+    operator,
+    ...(config.value !== undefined ? { value: config.value } : {}),
+    ...(config.unit !== undefined ? { unit: config.unit as string } : {}),
+  };
+  return { on: parsed.source === 'event' ? 'context' : 'contact', filter };
 }
 
 /**

@@ -6,18 +6,18 @@
  */
 export class StepConfigError extends Error {}
 
-const MINUTE_MS = 60_000;
-const UNIT_MS = { minutes: MINUTE_MS, hours: 60 * MINUTE_MS, days: 24 * 60 * MINUTE_MS } as const;
-/** A DELAY waits at most this long (contract section 12). */
-export const MAX_DELAY_MS = 365 * UNIT_MS.days;
+import { DELAY_UNITS, MAX_WAIT_SECONDS, delayMilliseconds, type DelayUnit } from '../../db/workflows/stepConfigs';
+
+/** A DELAY or a WAIT_FOR_EVENT's timeout waits at most this long (contract section 12). */
+export const MAX_DELAY_MS = MAX_WAIT_SECONDS * 1000;
 
 /** DELAY `{ amount, unit }`: milliseconds; fractions of a unit are allowed (0.1 minute = 6 s). */
 export function delayMs(config: Record<string, unknown>): number {
   const amount = config.amount;
   const unit = (config.unit ?? 'minutes') as string;
   if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) throw new StepConfigError('DELAY needs a positive amount');
-  if (!(unit in UNIT_MS)) throw new StepConfigError(`DELAY unit must be minutes, hours or days, not ${String(unit).slice(0, 40)}`);
-  const ms = Math.round(amount * UNIT_MS[unit as keyof typeof UNIT_MS]);
+  if (!(DELAY_UNITS as readonly string[]).includes(unit)) throw new StepConfigError(`DELAY unit must be minutes, hours or days, not ${String(unit).slice(0, 40)}`);
+  const ms = delayMilliseconds({ amount, unit: unit as DelayUnit });
   if (ms > MAX_DELAY_MS) throw new StepConfigError('DELAY may wait at most 365 days');
   return Math.max(ms, 1);
 }
