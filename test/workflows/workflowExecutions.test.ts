@@ -367,6 +367,39 @@ describe('definitions edited while executions wait', () => {
   });
 });
 
+describe('through the definition API', () => {
+  it('a workflow built and enabled over HTTP runs; a step spliced out while an execution waits before it is skipped', async () => {
+    const k = { key: project.secretKey };
+    const event = unique('api-built');
+    const created = await stack.http.post('/workflows', { name: 'Built over HTTP', eventName: event, allowReentry: true }, k);
+    expect(created.status).toBe(201);
+    const wf = created.body;
+    const trigger = wf.steps.find((s: any) => s.type === 'TRIGGER');
+    const step = async (type: string, config: Record<string, unknown>) => {
+      const res = await stack.http.post(`/workflows/${wf.id}/steps`, { type, config }, k);
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const link = async (fromStepId: string, toStepId: string) => expect((await stack.http.post(`/workflows/${wf.id}/transitions`, { fromStepId, toStepId }, k)).status).toBe(201);
+    const pause = await step('DELAY', { amount: 0.1, unit: 'minutes' });
+    const tag = await step('UPDATE_CONTACT', { updates: { tagged: true } });
+    const end = await step('EXIT', { reason: 'end of the line' });
+    await link(trigger.id, pause);
+    await link(pause, tag);
+    await link(tag, end);
+    const enabled = await stack.http.patch(`/workflows/${wf.id}`, { enabled: true }, k);
+    expect(enabled.status).toBe(200);
+
+    const first = await track(`${unique('h1')}@example.org`, event);
+    await untilStatus(wf.id, first.contact, 'WAITING');
+    expect((await stack.http.delete(`/workflows/${wf.id}/steps/${tag}?splice=true`, k)).status).toBe(204);
+    const done = await untilStatus(wf.id, first.contact, 'EXITED');
+    expect(done.exitReason).toBe('end of the line');
+    expect(done.steps.map((s: any) => s.type)).toEqual(['TRIGGER', 'DELAY', 'EXIT']);
+    expect((await stack.http.get(`/contacts/${first.contact}`, k)).body.data).toEqual({});
+  });
+});
+
 describe('the execution sweep', () => {
   it('starts executions recorded but never started, creates those an event never got, and hands waiting ones their missed events', async () => {
     const event = unique('swept');
