@@ -313,6 +313,15 @@ export const executionRepository = {
     return rows.length ? toExecution(rows[0]) : null;
   },
 
+  /** History rows already COMPLETED from `sequence` on: what an earlier attempt of the same activity did. */
+  async completedStepsFrom(em: EntityManager, executionId: string, sequence: number): Promise<ExecutionStepRow[]> {
+    const rows = await em.execute(`select * from workflow_execution_steps where execution_id = ? and sequence >= ? and status = 'COMPLETED' order by sequence`, [
+      executionId,
+      sequence,
+    ]);
+    return rows.map(toStep);
+  },
+
   async steps(em: EntityManager, executionId: string): Promise<ExecutionStepRow[]> {
     const rows = await em.execute(`select * from workflow_execution_steps where execution_id = ? order by sequence`, [executionId]);
     return rows.map(toStep);
@@ -403,12 +412,17 @@ export const executionRepository = {
   },
 
   /** WAITING in `stepId` (a DELAY until `waitUntil`, or a WAIT_FOR_EVENT for `eventName`). Answers when the wait began, or null when no longer active. */
-  async markWaiting(em: EntityManager, id: string, stepId: string, wait: { eventName: string | null; waitUntil: Date | null }): Promise<Date | null> {
+  async markWaiting(
+    em: EntityManager,
+    id: string,
+    stepId: string,
+    wait: { eventName: string | null; waitUntil: Date | null; context: Record<string, unknown> },
+  ): Promise<Date | null> {
     const rows = await em.execute(
       `update workflow_executions set status = 'WAITING', current_step_id = ?, waiting_for_event = ?, wait_until = ?,
-         waiting_since = now(), updated_at = now()
+         context = ?::jsonb, waiting_since = now(), updated_at = now()
        where id = ? and status in ('RUNNING', 'WAITING') returning waiting_since`,
-      [stepId, wait.eventName, wait.waitUntil, id],
+      [stepId, wait.eventName, wait.waitUntil, JSON.stringify(wait.context), id],
     );
     return rows.length ? new Date(rows[0].waiting_since) : null;
   },
