@@ -9,6 +9,8 @@ import type { TestProject } from '../support/accounts';
 import { verifyWebhookSignature } from '../../lib/webhooks/webhookSignature';
 import { chain, insertWorkflow } from './workflowDefinitionRows';
 import { executionSweepScheduleId } from '../../worker/schedules';
+import { executionRepository } from '../../db/workflows/executionRepository';
+import { accountWithProject } from '../support/accounts';
 
 /** Automation executions end to end: real HTTP, PostgreSQL, Temporal, SMTP and a webhook receiver. */
 jest.setTimeout(120_000);
@@ -285,6 +287,29 @@ describe('triggers and re-entry', () => {
     const [row] = await sql(`select status, error from emails where workflow_execution_id = ?`, [done.id]);
     expect(row).toEqual({ status: 'SUPPRESSED', error: 'The contact is unsubscribed' });
     expect(smtp.messages.some((m) => m.envelopeTo[0] === email)).toBe(false);
+  });
+});
+
+describe('the track path', () => {
+  it('a project without workflows pays one cached lookup per second and no execution query', async () => {
+    const { project: quiet } = await accountWithProject(stack.http);
+    const lookups = jest.spyOn(executionRepository, 'eventNamesOfInterest');
+    const inserts = jest.spyOn(executionRepository, 'createForEvents');
+    const waits = jest.spyOn(executionRepository, 'waitingForEvents');
+    try {
+      const startedAt = Date.now();
+      await Promise.all(Array.from({ length: 30 }, (_, i) => track(`${unique(`q${i}`)}@example.org`, 'page-view', undefined, quiet.publicKey)));
+      const seconds = Math.ceil((Date.now() - startedAt) / 1000);
+      const forQuiet = lookups.mock.calls.filter((c) => c[1] === quiet.id).length;
+      expect(forQuiet).toBeGreaterThanOrEqual(1);
+      expect(forQuiet).toBeLessThanOrEqual(seconds + 1);
+      expect(inserts.mock.calls.filter((c) => c[1] === quiet.id)).toHaveLength(0);
+      expect(waits.mock.calls.filter((c) => c[1] === quiet.id)).toHaveLength(0);
+    } finally {
+      lookups.mockRestore();
+      inserts.mockRestore();
+      waits.mockRestore();
+    }
   });
 });
 
