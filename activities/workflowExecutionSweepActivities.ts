@@ -26,10 +26,10 @@ export function createWorkflowExecutionSweepActivities({ orm, config, logger }: 
       const unstarted = await executionRepository.findUnstarted(em, GRACE_SECONDS, PER_SWEEP);
       const toStart = new Map([...created, ...unstarted].map((e) => [e.id, e]));
       let started = 0;
+      let tried = 0;
       for (const execution of toStart.values()) {
-        await startExecution(temporal, execution);
-        started++;
-        if (started % 50 === 0) context.heartbeat({ started });
+        if (await startExecution(temporal, execution)) started++;
+        if (++tried % 50 === 0) context.heartbeat({ tried });
       }
       const arrivals = await executionRepository.missedWaitEvents(em, GRACE_SECONDS, PER_SWEEP);
       for (const arrival of arrivals) await signalWaitingExecution(temporal, arrival);

@@ -30,13 +30,15 @@ export interface ExecutionTemporal {
   within?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
-/** Starts one execution's workflow; one already started (by anyone) counts as started. */
-export async function startExecution(temporal: ExecutionTemporal, execution: ExecutionToStart): Promise<void> {
+/** Starts one execution's workflow: true, or false when it was started before (by anyone). */
+export async function startExecution(temporal: ExecutionTemporal, execution: ExecutionToStart): Promise<boolean> {
   const call = () => temporal.client.workflow.start(workflowExecutionWorkflow, executionStartOptions(execution, temporal.taskQueue));
   try {
     await (temporal.within ? temporal.within(call) : call());
+    return true;
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return false;
   }
 }
 
