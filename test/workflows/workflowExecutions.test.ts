@@ -118,6 +118,25 @@ describe('execution walks', () => {
     expect(described.searchAttributes.ContactId).toEqual([tracked.contact]);
   });
 
+  it('SEND_EMAIL whose relay refuses for now: the walk goes on and the mail arrives through a delivery workflow with retries', async () => {
+    const templateId = await template();
+    const event = unique('later');
+    const wf = await insertWorkflow(stack, project.id, { eventName: event, steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId }, templateId }], transitions: chain('mail') });
+    const email = `${unique('later')}@example.org`;
+    smtp.failTemporarily(email, 1);
+    const tracked = await track(email, event, { firstName: 'Lat' });
+    const done = await untilStatus(wf.id, tracked.contact, 'COMPLETED');
+    expect(done.steps[1].output).toMatchObject({ status: 'QUEUED', to: email });
+    const mail = await smtp.waitFor((m) => m.envelopeTo[0] === email, 30_000);
+    expect(mail.parsed.subject).toBe('Hi Lat ()');
+    await eventually(async () => {
+      const [row] = await sql(`select status, attempts from emails where id = ?`, [done.steps[1].output.emailId]);
+      expect(row).toEqual({ status: 'SENT', attempts: 2 });
+    });
+    const delivery = await stack.temporal.workflow.getHandle(`send-${done.steps[1].output.emailId}`).describe();
+    expect(delivery.searchAttributes.ContactId).toEqual([tracked.contact]);
+  });
+
   it('CONDITION takes the yes and the no branch on fresh contact data; EXIT ends EXITED with its reason', async () => {
     const event = unique('checkout');
     const wf = await insertWorkflow(stack, project.id, {
