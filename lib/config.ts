@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { parseDnsServers } from './dns/dnsResolver';
+import { parseAllowedNetworks } from './webhooks/webhookAddressPolicy';
 
 /**
  * Every setting Mailroom reads from the environment, in one place (contract section 1).
@@ -53,6 +54,15 @@ const envSchema = z.object({
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().positive().default(24),
   DISABLE_SIGNUPS: booleanFromEnv.default('false'),
   WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
+  WEBHOOK_ALLOWED_NETWORKS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const parsed = parseAllowedNetworks(value);
+      if ('networks' in parsed) return parsed.networks;
+      ctx.addIssue({ code: 'custom', message: `"${parsed.invalid}" is not a CIDR block such as 10.0.5.0/24` });
+      return z.NEVER;
+    }),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
@@ -119,6 +129,8 @@ export interface Config {
   idempotencyKeyTtlHours: number;
   disableSignups: boolean;
   webhookAllowPrivate: boolean;
+  /** WEBHOOK_ALLOWED_NETWORKS: CIDR blocks WEBHOOK steps may call although they are not public. */
+  webhookAllowedNetworks: string[];
   logLevel: string;
   /** How long the worker lets running activities finish after SIGTERM. */
   shutdownTimeoutMs: number;
@@ -199,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyKeyTtlHours: e.IDEMPOTENCY_KEY_TTL_HOURS,
     disableSignups: e.DISABLE_SIGNUPS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,

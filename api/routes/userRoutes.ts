@@ -7,6 +7,7 @@ import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
 import { projectRepository, serializeProject } from '../../db/repositories/projectRepository';
 import { projectDataRepository } from '../../db/repositories/projectDataRepository';
+import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
 import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
 import { projectSecurity } from './projectSecurity';
@@ -69,6 +70,14 @@ export function userRoutes(deps: ApiDeps) {
     const keys = await projectRepository.regenerateKeys(ctx.state.em, project.id);
     if (!keys) throw notFound('project', project.id);
     ctx.body = keys;
+  });
+
+  // A leaked webhook secret is replaced here; receivers must switch to the new one (see the README).
+  router.post('/users/@me/projects/:id/regenerate-webhook-secret', async (ctx) => {
+    const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
+    const webhookSecret = await webhookSecretRepository.rotate(ctx.state.em, project.id);
+    if (!webhookSecret) throw notFound('project', project.id);
+    ctx.body = { webhookSecret };
   });
 
   router.get('/users/@me/projects/:id/security', async (ctx) => {

@@ -27,6 +27,11 @@ export interface WebhookAddressPolicy {
   allowedNetworks?: readonly string[];
 }
 
+/** The policy WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOWED_NETWORKS configure. */
+export function webhookAddressPolicyFromConfig(config: { webhookAllowPrivate: boolean; webhookAllowedNetworks: readonly string[] }): WebhookAddressPolicy {
+  return { allowPrivate: config.webhookAllowPrivate, allowedNetworks: config.webhookAllowedNetworks };
+}
+
 export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
 
 /** Instance metadata services (AWS, GCP, Azure, Oracle, OpenStack; AWS ECS task metadata and its IPv6 form; Alibaba). */

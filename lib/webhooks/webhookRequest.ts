@@ -180,6 +180,7 @@ export function parseWebhookUrl(raw: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(`The webhook URL must be http or https, not ${url.protocol.replace(/:$/, '')}`);
   if (!url.hostname) throw invalid('The webhook URL has no host');
+  if (url.port === '0') throw invalid('The webhook URL names port 0');
   if (url.username || url.password) throw invalid('The webhook URL must not carry a user name or password; send credentials in a header');
   return url;
 }

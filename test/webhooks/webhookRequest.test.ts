@@ -352,6 +352,7 @@ describe('bounds and bad input', () => {
       { url: 'not a url' },
       { url: '' },
       { url: 'http://user:pass@example.com/' },
+      { url: 'http://example.com:0/' },
       { url: `http://example.com/${'a'.repeat(5000)}` },
       { method: 'TRACE' as 'GET' },
       { timeoutMs: 0 },
