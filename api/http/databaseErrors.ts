@@ -10,7 +10,7 @@ const constraintMeanings: Record<string, () => ApiError> = {
   contacts_project_email_unique: () => conflict('Another contact of this project already uses this email'),
   // Two edits racing past the route's own checks: the schema keeps the rule.
   workflow_transitions_one_way_out: () => conflict('The step already has a transition for this branch or outcome'),
-  workflow_steps_template_id_fkey: () => conflict('The template is used by a workflow SEND_EMAIL step; change or delete that step first'),
+  workflow_steps_template_id_fkey: () => conflict('A workflow SEND_EMAIL step and its template changed at the same time (the template is in use, or was just deleted); try again'),
 };
 
 export function fromDatabaseError(err: unknown): ApiError | undefined {

@@ -14,6 +14,7 @@ import {
   patchWorkflowBody,
   STEP_CONFIG_SCHEMAS,
   workflowListQuery,
+  WORKFLOW_LIMITS,
 } from '../schemas/workflowSchemas';
 import {
   serializeStep,
@@ -253,16 +254,19 @@ export function workflowRoutes(deps: ApiDeps) {
     if (checked.errors.length) throw validationFailed(checked.errors);
     const templateId = body.type === 'SEND_EMAIL' ? (checked.config!.templateId as string) : null;
     if (templateId) await requireTemplate(ctx.state.em, ctx.state.project!.id, templateId);
-    const step = await editGraph(ctx, (tx, workflow) =>
-      workflowRepository.insertStep(tx, workflow.id, {
+    const step = await editGraph(ctx, async (tx, workflow) => {
+      if ((await workflowRepository.stepCount(tx, workflow.id)) >= WORKFLOW_LIMITS.steps) {
+        throw validationFailed([{ field: 'type', message: `A workflow holds at most ${WORKFLOW_LIMITS.steps} steps`, code: 'too_big' }]);
+      }
+      return workflowRepository.insertStep(tx, workflow.id, {
         type: body.type,
         name: body.name ?? DEFAULT_STEP_NAMES[body.type],
         positionX: body.position?.x ?? 0,
         positionY: body.position?.y ?? 0,
         config: checked.config!,
         templateId,
-      }),
-    );
+      });
+    });
     ctx.status = 201;
     ctx.body = serializeStep(step);
   });

@@ -28,6 +28,8 @@ import {
  * project) is checked by the route after these.
  */
 export const WORKFLOW_LIMITS = {
+  /** Steps of one workflow, TRIGGER included: far above any real automation, and a bound on every graph check. */
+  steps: 500,
   name: 200,
   description: 1000,
   eventName: 200,

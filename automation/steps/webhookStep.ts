@@ -90,6 +90,7 @@ export async function webhookStep(
       secret: project?.webhook_secret,
       resolver: resolverFor(config),
       allowPrivate: config.webhookAllowPrivate,
+      allowedNetworks: config.webhookAllowedNetworks,
     });
     return { status: answer.status, durationMs: Math.round(answer.durationMs), finalUrl: answer.finalUrl, body: answer.body.slice(0, 2000), attempts: input.attempt };
   } catch (err) {

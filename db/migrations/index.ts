@@ -11,6 +11,7 @@ import { Migration20261123080000SegmentsCampaigns } from './Migration20261123080
 import { Migration20261123090000ConditionIndexes } from './Migration20261123090000ConditionIndexes';
 import { Migration20261123100000CampaignSend } from './Migration20261123100000CampaignSend';
 import { Migration20261123110000AutomationWorkflows } from './Migration20261123110000AutomationWorkflows';
+import { Migration20261123111000WorkflowTemplateReference } from './Migration20261123111000WorkflowTemplateReference';
 import { Migration20261123120000ExecutionSweeps } from './Migration20261123120000ExecutionSweeps';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
@@ -28,5 +29,6 @@ export const migrationsList = [
   { name: 'Migration20261123090000ConditionIndexes', class: Migration20261123090000ConditionIndexes },
   { name: 'Migration20261123100000CampaignSend', class: Migration20261123100000CampaignSend },
   { name: 'Migration20261123110000AutomationWorkflows', class: Migration20261123110000AutomationWorkflows },
+  { name: 'Migration20261123111000WorkflowTemplateReference', class: Migration20261123111000WorkflowTemplateReference },
   { name: 'Migration20261123120000ExecutionSweeps', class: Migration20261123120000ExecutionSweeps },
 ];

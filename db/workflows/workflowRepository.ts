@@ -301,6 +301,11 @@ export const workflowRepository = {
     return rows.length ? toStep(rows[0]) : null;
   },
 
+  async stepCount(em: EntityManager, workflowId: string): Promise<number> {
+    const [row] = await em.execute(`select count(*)::int as n from workflow_steps where workflow_id = ?`, [workflowId]);
+    return row.n;
+  },
+
   async insertStep(tx: EntityManager, workflowId: string, step: NewStep): Promise<StepRow> {
     const rows = await tx.execute(
       `insert into workflow_steps (workflow_id, type, name, position_x, position_y, config, template_id)

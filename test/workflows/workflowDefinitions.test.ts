@@ -401,6 +401,15 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
     expect(fieldsOf(res)).toContain(field);
   });
 
+  it('holds at most 500 steps per workflow (422 beyond)', async () => {
+    const w = await createWorkflow();
+    await sql(`insert into workflow_steps (workflow_id, type, name, config) select ?, 'EXIT', 'x', '{}'::jsonb from generate_series(1, 498)`, [w.id]);
+    expect((await stepBody(w.id, { type: 'EXIT', config: {} })).status).toBe(201);
+    const res = await stepBody(w.id, { type: 'EXIT', config: {} });
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors[0]).toMatchObject({ code: 'too_big', message: expect.stringMatching(/at most 500 steps/) });
+  });
+
   it('names why a TRIGGER step cannot be added', async () => {
     const res = await stepBody(workflowId, { type: 'TRIGGER', config: {} });
     expect(res.body.error.errors[0].message).toMatch(/exactly one TRIGGER/);
@@ -946,6 +955,8 @@ describe('usage of templates, events and contact fields', () => {
     const refused = await as(shared.project).del(`/templates/${second.body.id}`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.details.workflowSteps).toHaveLength(1);
+    // The schema holds the rule too, for a delete that slips past the check.
+    await expect(sql(`delete from templates where id = ?`, [second.body.id])).rejects.toThrow(/workflow_steps_template_id_fkey/);
     expect((await as(shared.project).del(`/workflows/${id}/steps/${mail.id}?splice=true`)).status).toBe(204);
     expect((await as(shared.project).get(`/templates/${second.body.id}/usage`)).body.workflowSteps).toEqual([]);
     expect((await as(shared.project).del(`/templates/${second.body.id}`)).status).toBe(204);
@@ -973,6 +984,17 @@ describe('usage of templates, events and contact fields', () => {
     const usage = await as(project).get('/contacts/fields/plan/usage');
     expect(usage.status).toBe(200);
     expect(usage.body).toMatchObject({ workflows: [{ id: w.id, name: 'Reads plan' }], canDelete: false });
+  });
+});
+
+describe('deleting the project', () => {
+  it('takes its workflows along, SEND_EMAIL steps and their templates included', async () => {
+    const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const template = await stack.http.post('/templates', { name: 'T', subject: 'S', body: '<p>b</p>', from: `hello@${domain}` }, { key: project.secretKey });
+    const { id } = await runnableWorkflow(project, template.body.id);
+    const res = await stack.http.delete(`/users/@me/projects/${project.id}`, { cookie: account.cookie });
+    expect(res.status).toBe(204);
+    expect(await sql(`select 1 from workflows where id = ?`, [id])).toEqual([]);
   });
 });
 
