@@ -7,6 +7,7 @@ import { templateVariables } from '../../mail/rendering/renderEmail';
 import { serializeContact, type ContactRow } from '../../db/contacts/contactRepository';
 import type { DefinitionStep, ExecutionRow } from '../../db/workflows/executionRepository';
 import { StepConfigError } from './stepConfig';
+import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
 
 /** A temporary webhook failure with attempts left: the activity throws `cause` so Temporal retries after its backoff. */
 export class WebhookStepRetry extends Error {
@@ -80,14 +81,14 @@ export async function webhookStep(
       });
     }
   }
-  const [project] = await em.execute(`select webhook_secret from projects where id = ?`, [input.execution.projectId]);
+  const secret = await webhookSecretRepository.find(em, input.execution.projectId);
   try {
     const answer = await sendWebhook({
       url,
       method,
       headers,
       body,
-      secret: project?.webhook_secret,
+      secret: secret ?? undefined,
       resolver: resolverFor(config),
       allowPrivate: config.webhookAllowPrivate,
       allowedNetworks: config.webhookAllowedNetworks,
