@@ -7,6 +7,8 @@ import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 import { createCampaignActivities } from './campaignActivities';
 import { createSegmentActivities } from './segmentActivities';
 import { createBillingActivities } from './billingActivities';
+import { createWorkflowExecutionActivities } from './workflowExecutionActivities';
+import { createWorkflowExecutionSweepActivities } from './workflowExecutionSweepActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -19,6 +21,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCampaignActivities(deps),
     ...createSegmentActivities(deps),
     ...createBillingActivities(deps),
+    ...createWorkflowExecutionActivities(deps),
+    ...createWorkflowExecutionSweepActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -28,6 +28,8 @@ import { uploadRoutes } from './routes/uploadRoutes';
 import { workflowRoutes } from './routes/workflowRoutes';
 import { billingRoutes } from './routes/billingRoutes';
 import { stripeWebhookRoutes, STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
+import { workflowExecutionRoutes } from './routes/workflowExecutionRoutes';
+import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerCache';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -51,6 +53,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     ctx.state.em = deps.orm.em.fork();
     await next();
   });
+  app.use(forgetWorkflowTriggersAfterWrites());
 
   for (const router of [
     healthRoutes(deps),
@@ -70,6 +73,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
+    // Before the workflow definition routes, whose /workflows/:id/... would otherwise claim these.
+    workflowExecutionRoutes(deps),
     workflowRoutes(deps),
     billingRoutes(deps),
     stripeWebhookRoutes(deps),

@@ -14,6 +14,7 @@ import { ContactWriteBatcher } from '../db/contacts/contactWriteBatcher';
 import { DeliveryScheduler } from './send/deliveryScheduler';
 import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
+import { attachExecutionTriggers } from '../automation/executionTriggers';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import { createObjectStore } from '../lib/objectStorage/createObjectStore';
 
@@ -37,6 +38,7 @@ export async function startApiServer(
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
+  const executionTriggers = attachExecutionTriggers(orm, eventTriggers, { client: temporal.client, taskQueue: temporal.taskQueue, within: (fn) => temporal.within(fn) }, logger);
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
@@ -61,6 +63,7 @@ export async function startApiServer(
       const { forced } = await connections.drain(config.apiShutdownGraceMs);
       if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
       await segmentUpdates.close();
+      await executionTriggers.close();
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();

@@ -85,6 +85,7 @@ const envSchema = z.object({
     .transform((value) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : [])),
   CAMPAIGN_RATE_PER_SECOND: z.coerce.number().int().min(0).max(100000).default(0),
   CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
+  EXECUTION_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   TRACK_OPENS: booleanFromEnv.default('true'),
   TRACK_CLICKS: booleanFromEnv.default('true'),
   // Object storage for uploads: S3_URL alone, or S3_BUCKET with the others (lib/objectStorage/s3Settings.ts).
@@ -165,6 +166,8 @@ export interface Config {
   campaignRatePerSecond: number | null;
   /** History events after which a campaign send continues as new; undefined = the workflow's default. */
   campaignHistoryEvents: number | null;
+  /** History events after which an automation execution continues as new; null = the workflow's default. */
+  executionHistoryEvents: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];
   /** Where uploads go when not under DATA_DIR/uploads; null = local files. */
@@ -254,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     campaignHistoryEvents: e.CAMPAIGN_HISTORY_EVENTS ?? null,
     s3: s3Settings(e),
     stripe: stripeSettings(e),
+    executionHistoryEvents: e.EXECUTION_HISTORY_EVENTS ?? null,
   };
 }
 

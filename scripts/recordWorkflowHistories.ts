@@ -15,9 +15,11 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { billingUsageReportScheduleId, deliverySweepScheduleId, domainRecheckScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
+import { billingUsageReportScheduleId, deliverySweepScheduleId, domainRecheckScheduleId, executionSweepScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
 import { startStripeServer } from '../test/support/stripeServer';
 import Stripe from 'stripe';
+import { startWebhookReceiver } from '../test/support/webhookReceiver';
+import { chain, insertWorkflow } from '../test/workflows/workflowDefinitionRows';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { startSmtpServer } from '../test/support/smtpServer';
 import { projectWithVerifiedDomain } from '../test/support/sendingProject';
@@ -32,11 +34,13 @@ async function main() {
   const smtp = await startSmtpServer({ rejectRecipients: ['refused@example.org'] });
   const stripeApi = await startStripeServer();
   const webhookSecret = 'whsec_record_histories';
+  const receiver = await startWebhookReceiver();
   const stack = await startTestStack({
     env: {
       DNS_SERVERS: dns.address,
       SMTP_URL: smtp.url,
       DELIVERY_RETRY_DELAYS: '1s,1s',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
       STRIPE_SECRET_KEY: stripeApi.secretKey,
       STRIPE_WEBHOOK_SECRET: webhookSecret,
       STRIPE_PRICE_ID: 'price_record',
@@ -167,6 +171,61 @@ async function main() {
     await stack.http.post(`/campaigns/${scheduled}/cancel`, {}, { key: sender.project.secretKey });
     await save('campaignSendWorkflow-cancelled', `campaign-${scheduled}`);
 
+    // Automation executions: every step kind on the way (the event arrives), the wait timing out,
+    // a cancel through the API, and the sweep.
+    const template = await stack.http.post('/templates', { name: 'Step', subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `hi@${sender.domain}`, type: 'TRANSACTIONAL' }, { key: sender.project.secretKey });
+    const walk = await insertWorkflow(stack, sender.project.id, {
+      eventName: 'walked',
+      allowReentry: true,
+      steps: [
+        { key: 'mail', type: 'SEND_EMAIL', config: { templateId: template.body.id }, templateId: template.body.id },
+        { key: 'pause', type: 'DELAY', config: { amount: 0.02, unit: 'minutes' } },
+        { key: 'wait', type: 'WAIT_FOR_EVENT', config: { eventName: 'walked-on', timeout: 3 } },
+        { key: 'check', type: 'CONDITION', config: { field: 'event.go', operator: 'equals', value: true } },
+        { key: 'hook', type: 'WEBHOOK', config: { url: `${receiver.url}/hook` } },
+        { key: 'tag', type: 'UPDATE_CONTACT', config: { updates: { walked: true }, subscriptionAction: 'unsubscribe' } },
+        { key: 'stop', type: 'EXIT', config: { reason: 'timed out' } },
+      ],
+      transitions: [
+        { from: 'trigger', to: 'mail' },
+        { from: 'mail', to: 'pause' },
+        { from: 'pause', to: 'wait' },
+        { from: 'wait', to: 'check', waitOutcome: 'EVENT' },
+        { from: 'wait', to: 'stop', waitOutcome: 'TIMEOUT' },
+        { from: 'check', to: 'hook', branch: 'yes' },
+        { from: 'check', to: 'stop', branch: 'no' },
+        { from: 'hook', to: 'tag' },
+      ],
+    });
+    const executionOf = async (contactEmail: string) =>
+      eventually(async () => {
+        const [row] = await stack.orm.em.fork().execute(
+          `select x.id, x.status from workflow_executions x join contacts c on c.id = x.contact_id where x.workflow_id = ? and c.email = ?`,
+          [walk.id, contactEmail],
+        );
+        if (!row) throw new Error('no execution yet');
+        return row as { id: string; status: string };
+      });
+    const track = (email: string, event: string, data?: object) => stack.http.post('/v1/track', { email, event, data }, { key: sender.project.publicKey });
+    await track('walker@example.org', 'walked');
+    await eventually(async () => {
+      if ((await executionOf('walker@example.org')).status !== 'WAITING') throw new Error('not waiting');
+      const [row] = await stack.orm.em.fork().execute(`select waiting_for_event from workflow_executions where id = ?`, [(await executionOf('walker@example.org')).id]);
+      if (row.waiting_for_event !== 'walked-on') throw new Error('not waiting for the event');
+    });
+    await track('walker@example.org', 'walked-on', { go: true });
+    await save('workflowExecutionWorkflow-completed', `execution-${(await executionOf('walker@example.org')).id}`);
+    await track('idler@example.org', 'walked');
+    await save('workflowExecutionWorkflow-timed-out', `execution-${(await executionOf('idler@example.org')).id}`);
+    await track('leaver@example.org', 'walked');
+    const leaving = await executionOf('leaver@example.org');
+    await eventually(async () => {
+      if ((await executionOf('leaver@example.org')).status !== 'WAITING') throw new Error('not waiting');
+    });
+    await stack.http.delete(`/workflows/${walk.id}/executions/${leaving.id}`, { key: sender.project.secretKey });
+    await save('workflowExecutionWorkflow-cancelled', `execution-${leaving.id}`);
+    await save('workflowExecutionSweepWorkflow-completed', await triggerSchedule(executionSweepScheduleId(stack.config.temporalTaskQueue)));
+
     // A campaign stopped by the monthly campaigns cap: 3 recipients, room for 2 more.
     const limits = { transactional: null, campaigns: 5, workflows: null, inbound: null };
     const capped = await stack.http.put(`/users/@me/projects/${sender.project.id}/billing-limits`, limits, { cookie: sender.account.cookie });
@@ -191,6 +250,7 @@ async function main() {
     stripeApi.failNext('/v1/billing/meter_events', 1, 500);
     await save('billingUsageReportWorkflow-reported', await triggerSchedule(billingUsageReportScheduleId(stack.config.temporalTaskQueue)));
   } finally {
+    await receiver.close();
     await stripeApi.close();
     await stack.stop();
     await smtp.close();

@@ -13,6 +13,7 @@ import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../db/events/eventTriggers';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
+import { attachExecutionTriggers } from '../automation/executionTriggers';
 import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal-config/connectionOptions';
 import { ensureNamespaceSetup } from '../temporal-config/namespaceSetup';
 import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal-config/waitForTemporal';
@@ -76,6 +77,8 @@ async function main() {
   const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
   const eventTriggers = createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
+  // Events recorded by activities (email.sent, segment entries, UPDATE_CONTACT) start and wake executions too.
+  const executionTriggers = attachExecutionTriggers(orm, eventTriggers, { client: new Client({ connection, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue }, logger);
   const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
@@ -84,6 +87,7 @@ async function main() {
   logger.info('worker stopped; closing connections');
   await health?.close();
   await segmentUpdates.close();
+  await executionTriggers.close();
   await mail.close();
   await campaignMail.close();
   await orm.close();

@@ -1,5 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { billingUsageReportWorkflow, domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow } from '../workflows';
+import { billingUsageReportWorkflow, domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow, workflowExecutionSweepWorkflow } from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {
@@ -20,6 +20,10 @@ export function segmentRecomputeScheduleId(taskQueue: string): string {
 
 export function billingUsageReportScheduleId(taskQueue: string): string {
   return `${taskQueue}-billing-usage-report`;
+}
+
+export function executionSweepScheduleId(taskQueue: string): string {
+  return `${taskQueue}-execution-sweep`;
 }
 
 /** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
@@ -98,6 +102,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
       },
       // What a missed run would have reported, the next one reports: the watermark is in the database.
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+    },
+    {
+      // Executions whose start or event signal a dying process never sent go out within about
+      // a minute and a half of the event.
+      scheduleId: executionSweepScheduleId(taskQueue),
+      spec: { intervals: [{ every: '1 minute' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: workflowExecutionSweepWorkflow,
+        workflowId: `${taskQueue}-execution-sweep-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '5 minutes',
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     },
   ];
   for (const schedule of schedules) {

@@ -8,3 +8,5 @@ export { emailDeliverySweepWorkflow } from './emailDeliverySweepWorkflow';
 export { campaignSendWorkflow } from './campaignSendWorkflow';
 export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWorkflow';
 export { billingUsageReportWorkflow } from './billingUsageReportWorkflow';
+export { workflowExecutionWorkflow } from './workflowExecutionWorkflow';
+export { workflowExecutionSweepWorkflow } from './workflowExecutionSweepWorkflow';

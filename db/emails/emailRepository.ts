@@ -136,9 +136,11 @@ export const emailRepository = {
   /**
    * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
    * email whose (campaign, contact) is already recorded is left out rather than refused: a
-   * repeated campaign batch records nothing twice. Answers the ids it recorded.
+   * repeated campaign batch records nothing twice. With `skipExistingIds`, an email whose id is
+   * already recorded is left out: a workflow step derives its email's id from its position, so a
+   * repeated step finds its email instead of recording another. Answers the ids it recorded.
    */
-  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean } = {}): Promise<string[]> {
+  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean } = {}): Promise<string[]> {
     if (!emails.length) return [];
     const inserted = await em.execute(
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
@@ -151,7 +153,7 @@ export const emailRepository = {
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
          to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
          message_id text, delivery_workflow_id text)
-       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : ''}
+       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
       [
         JSON.stringify(

@@ -14,6 +14,7 @@ import { Migration20261123110000AutomationWorkflows } from './Migration202611231
 import { Migration20261123111000WorkflowTemplateReference } from './Migration20261123111000WorkflowTemplateReference';
 import { Migration20261123130000Uploads } from './Migration20261123130000Uploads';
 import { Migration20261123150000BillingCaps } from './Migration20261123150000BillingCaps';
+import { Migration20261123120000ExecutionSweeps } from './Migration20261123120000ExecutionSweeps';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -31,6 +32,7 @@ export const migrationsList = [
   { name: 'Migration20261123100000CampaignSend', class: Migration20261123100000CampaignSend },
   { name: 'Migration20261123110000AutomationWorkflows', class: Migration20261123110000AutomationWorkflows },
   { name: 'Migration20261123111000WorkflowTemplateReference', class: Migration20261123111000WorkflowTemplateReference },
+  { name: 'Migration20261123120000ExecutionSweeps', class: Migration20261123120000ExecutionSweeps },
   { name: 'Migration20261123130000Uploads', class: Migration20261123130000Uploads },
   { name: 'Migration20261123150000BillingCaps', class: Migration20261123150000BillingCaps },
 ];

@@ -1,0 +1,256 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { executionRepository, type DefinitionStep, type ExecutionRow } from '../db/workflows/executionRepository';
+import { nextStepId } from '../db/workflows/workflowGraph';
+import { contactRepository } from '../db/contacts/contactRepository';
+import { delayMs, exitReason, StepConfigError, waitForEvent } from '../automation/steps/stepConfig';
+import { evaluateCondition } from '../automation/steps/conditionStep';
+import { sendEmailStep } from '../automation/steps/sendEmailStep';
+import { updateContactStep } from '../automation/steps/updateContactStep';
+import { webhookStep, WebhookStepRetry } from '../automation/steps/webhookStep';
+
+/** An event handed to a waiting execution (the `eventArrived` signal). */
+export interface ArrivedEvent {
+  eventId: string;
+  name: string;
+  data: Record<string, unknown>;
+  /** ISO time it was recorded: a wait takes only events recorded since it began. */
+  createdAt: string;
+}
+
+/** Mail SEND_EMAIL steps could not hand over yet, for a delivery workflow with retries. */
+export interface SendRetry {
+  emailIds: string[];
+  retryDelaysSeconds: number[];
+}
+
+export type EndStatus = 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED';
+
+interface OutcomeExtras {
+  retry?: SendRetry;
+  /** Set by the first runSteps of an execution: EXECUTION_HISTORY_EVENTS (null = the workflow's default). */
+  maxHistoryEvents?: number | null;
+}
+
+/** Where the walk stands after an activity: at a step to run next, in a wait, or at its end. */
+export type StepOutcome = OutcomeExtras &
+  (
+    | { kind: 'next'; sequence: number; nextStepId: string; context: Record<string, unknown> }
+    | { kind: 'delay'; sequence: number; stepId: string; context: Record<string, unknown>; waitMs: number }
+    | { kind: 'wait'; sequence: number; stepId: string; context: Record<string, unknown>; eventName: string; timeoutMs: number | null; waitingSince: string }
+    | { kind: 'ended'; status: EndStatus }
+  );
+
+export interface StepsInput {
+  executionId: string;
+  /** The walk's position (0 = TRIGGER); the key of a step's history row. */
+  sequence: number;
+  /** Null at the very start: the execution's TRIGGER step and recorded context. */
+  stepId: string | null;
+  context: Record<string, unknown>;
+}
+
+/** Attempts of a WEBHOOK whose receiver fails temporarily (5xx, network), with Temporal's backoff between them. */
+const WEBHOOK_ATTEMPTS = 5;
+/** Steps one activity runs in a row before handing back (a history-size check, a cancel) at most. */
+const STEPS_PER_ACTIVITY = 25;
+
+type Em = ReturnType<ActivityDeps['orm']['em']['fork']>;
+
+export function createWorkflowExecutionActivities({ config, orm, mail, eventTriggers }: ActivityDeps) {
+  const services = { config, orm, transport: mail, eventTriggers };
+
+  /** The execution is no longer active (cancelled, or gone with its contact or workflow): its status as it is. */
+  async function ended(em: Em, executionId: string, extras: OutcomeExtras = {}): Promise<StepOutcome> {
+    const execution = await executionRepository.findById(em, executionId);
+    const status = execution && execution.status !== 'RUNNING' && execution.status !== 'WAITING' ? execution.status : 'CANCELLED';
+    return { kind: 'ended', status: status as EndStatus, ...extras };
+  }
+
+  async function finished(em: Em, executionId: string, end: Parameters<typeof executionRepository.finish>[2], extras: OutcomeExtras): Promise<StepOutcome> {
+    if (!(await executionRepository.finish(em, executionId, end))) return ended(em, executionId, extras);
+    return { kind: 'ended', status: end.status, ...extras };
+  }
+
+  /**
+   * Runs steps from `start` on, as the definition has them now, until a wait begins (DELAY,
+   * WAIT_FOR_EVENT: WAITING, the workflow waits), the walk ends, or STEPS_PER_ACTIVITY ran. Each
+   * step writes its history row at its position; a repeated activity finds the rows of the steps
+   * it already ran and follows them without running them again (the webhook is not called twice,
+   * the branch taken stays the branch taken).
+   */
+  async function walk(em: Em, execution: ExecutionRow, start: { sequence: number; stepId: string; context: Record<string, unknown> }, extras: OutcomeExtras): Promise<StepOutcome> {
+    let { sequence, stepId } = start;
+    const context = start.context;
+    const retry: string[] = [];
+    const withRetry = (): OutcomeExtras => ({
+      ...extras,
+      ...(retry.length ? { retry: { emailIds: retry, retryDelaysSeconds: config.deliveryRetryDelaysSeconds } } : {}),
+    });
+    const done = new Map((await executionRepository.completedStepsFrom(em, execution.id, sequence)).map((s) => [s.sequence, s]));
+
+    for (let ran = 0; ; ran++) {
+      if (ran >= STEPS_PER_ACTIVITY) return { kind: 'next', sequence, nextStepId: stepId, context, ...withRetry() };
+      const step: DefinitionStep | null = await executionRepository.step(em, execution.workflowId, stepId);
+      if (!step) return stepGone(em, execution.id, sequence, stepId, false, withRetry());
+      const row = { sequence, stepId: step.id, stepType: step.type };
+      let branch: 'yes' | 'no' | undefined;
+      const before = done.get(sequence);
+      try {
+        if (before && before.stepId === step.id && step.type !== 'DELAY' && step.type !== 'WAIT_FOR_EVENT') {
+          const output = (before.output ?? {}) as Record<string, unknown>;
+          if (step.type === 'EXIT') return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry());
+          if (step.type === 'CONDITION') branch = output.branch as 'yes' | 'no';
+          if (step.type === 'SEND_EMAIL' && output.status === 'QUEUED') retry.push(output.emailId as string);
+        } else {
+          switch (step.type) {
+            case 'TRIGGER':
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { triggerEventId: execution.triggerEventId } });
+              break;
+
+            case 'DELAY': {
+              const waitMs = delayMs(step.config);
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'WAITING', output: { waitMs } });
+              const since = await executionRepository.markWaiting(em, execution.id, step.id, { eventName: null, waitUntil: new Date(Date.now() + waitMs), context });
+              if (!since) return ended(em, execution.id, withRetry());
+              return { kind: 'delay', sequence, stepId: step.id, context, waitMs, ...withRetry() };
+            }
+
+            case 'WAIT_FOR_EVENT': {
+              const wait = waitForEvent(step.config);
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'WAITING', output: { eventName: wait.eventName, timeoutMs: wait.timeoutMs } });
+              const since = await executionRepository.markWaiting(em, execution.id, step.id, {
+                eventName: wait.eventName,
+                waitUntil: wait.timeoutMs === null ? null : new Date(Date.now() + wait.timeoutMs),
+                context,
+              });
+              if (!since) return ended(em, execution.id, withRetry());
+              return { kind: 'wait', sequence, stepId: step.id, context, eventName: wait.eventName, timeoutMs: wait.timeoutMs, waitingSince: since.toISOString(), ...withRetry() };
+            }
+
+            case 'SEND_EMAIL': {
+              const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
+              if (!contact) return ended(em, execution.id, withRetry());
+              const sent = await sendEmailStep(em, services, {
+                projectId: execution.projectId,
+                executionId: execution.id,
+                sequence,
+                contact,
+                context,
+                config: step.config,
+                templateId: step.templateId,
+              });
+              retry.push(...sent.retry);
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { emailId: sent.emailId, to: sent.to, status: sent.status } });
+              break;
+            }
+
+            case 'CONDITION': {
+              const result = await evaluateCondition(em, { projectId: execution.projectId, contactId: execution.contactId, context, config: step.config });
+              branch = result ? 'yes' : 'no';
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { result, branch } });
+              break;
+            }
+
+            case 'UPDATE_CONTACT': {
+              const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
+              if (!contact) return ended(em, execution.id, withRetry());
+              const updated = await updateContactStep(em, { projectId: execution.projectId, contact, config: step.config });
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: updated.output });
+              // Through the normal path: these events may start or wake executions (of this workflow too).
+              await eventTriggers.afterEventsRecorded(execution.projectId, updated.events);
+              await eventTriggers.afterContactsChanged(execution.projectId, [contact.id]);
+              break;
+            }
+
+            case 'WEBHOOK': {
+              const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
+              if (!contact) return ended(em, execution.id, withRetry());
+              const answer = await webhookStep(em, config, { execution, step, contact, context, attempt: Context.current().info.attempt, maxAttempts: WEBHOOK_ATTEMPTS });
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: answer });
+              break;
+            }
+
+            case 'EXIT': {
+              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { reason: exitReason(step.config) } });
+              return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry());
+            }
+
+            default:
+              throw new StepConfigError(`Unknown step type ${String(step.type)}`);
+          }
+        }
+      } catch (err) {
+        if (err instanceof StepConfigError) {
+          await executionRepository.recordStep(em, execution.id, { ...row, status: 'FAILED', error: err.message });
+          return finished(em, execution.id, { status: 'FAILED', error: `Step "${step.name}" (${step.type}) failed: ${err.message}`, context }, withRetry());
+        }
+        // A temporary webhook failure: Temporal tries again after its backoff (the steps before it are not repeated).
+        if (err instanceof WebhookStepRetry) throw err.cause;
+        throw err;
+      }
+
+      const next = nextStepId(await executionRepository.transitionsFrom(em, step.id), step.id, branch);
+      if (!next) return finished(em, execution.id, { status: 'COMPLETED', context }, withRetry());
+      sequence++;
+      stepId = next;
+    }
+  }
+
+  /** A step deleted from the definition before the walk reached it, or while the walk waited in it. */
+  async function stepGone(em: Em, executionId: string, sequence: number, stepId: string, whileWaiting: boolean, extras: OutcomeExtras): Promise<StepOutcome> {
+    const reason = whileWaiting
+      ? `The step ${stepId} was deleted from the workflow while the execution waited in it`
+      : `The step ${stepId} was deleted from the workflow before the execution reached it`;
+    await executionRepository.recordStep(em, executionId, { sequence, stepId, stepType: 'DELETED', status: 'SKIPPED', error: reason });
+    return finished(em, executionId, { status: 'EXITED', exitReason: reason }, extras);
+  }
+
+  return {
+    /**
+     * The walk from a step on (from the TRIGGER when `stepId` is null) until it waits or ends;
+     * see walk(). An execution no longer active (cancelled meanwhile) answers `ended`.
+     */
+    async runSteps(input: StepsInput): Promise<StepOutcome> {
+      const em = orm.em.fork();
+      const execution = await executionRepository.findById(em, input.executionId);
+      if (!execution || (execution.status !== 'RUNNING' && execution.status !== 'WAITING')) return ended(em, input.executionId);
+      if (input.stepId) return walk(em, execution, { sequence: input.sequence, stepId: input.stepId, context: input.context }, {});
+      const extras = { maxHistoryEvents: config.executionHistoryEvents };
+      const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [execution.workflowId]);
+      if (!trigger) return finished(em, execution.id, { status: 'FAILED', error: 'The workflow has no TRIGGER step' }, extras);
+      return walk(em, execution, { sequence: 0, stepId: trigger.id, context: execution.context }, extras);
+    },
+
+    /**
+     * The end of a DELAY (ELAPSED) or a WAIT_FOR_EVENT (EVENT, its data merged into the context;
+     * or TIMEOUT): the step's row completes and the step after it is resolved from the definition
+     * as it is now, so a step edited or spliced in meanwhile is the one followed; the walk goes on
+     * from there. A wait whose own step was deleted meanwhile has no way out left: the execution
+     * ends EXITED, saying so.
+     */
+    async finishWait(input: StepsInput & { stepId: string; outcome: 'ELAPSED' | 'EVENT' | 'TIMEOUT'; event?: ArrivedEvent }): Promise<StepOutcome> {
+      const em = orm.em.fork();
+      const execution = await executionRepository.findById(em, input.executionId);
+      if (!execution || (execution.status !== 'RUNNING' && execution.status !== 'WAITING')) return ended(em, input.executionId);
+      const step = await executionRepository.step(em, execution.workflowId, input.stepId);
+      if (!step) return stepGone(em, execution.id, input.sequence, input.stepId, true, {});
+      const context = input.event ? { ...input.context, ...input.event.data } : input.context;
+      const output = input.event ? { outcome: input.outcome, event: { id: input.event.eventId, name: input.event.name } } : { outcome: input.outcome };
+      await executionRepository.recordStep(em, execution.id, { sequence: input.sequence, stepId: step.id, stepType: step.type, status: 'COMPLETED', output });
+      const next = nextStepId(await executionRepository.transitionsFrom(em, step.id), step.id, input.outcome === 'ELAPSED' ? undefined : input.outcome);
+      if (!next) return finished(em, execution.id, { status: 'COMPLETED', context }, {});
+      if (!(await executionRepository.markRunning(em, execution.id, next, context))) return ended(em, execution.id);
+      return walk(em, execution, { sequence: input.sequence + 1, stepId: next, context }, {});
+    },
+
+    /** Ends an execution from outside its walk (cancelled): its status, and the step it was in. */
+    async endExecution(input: { executionId: string; status: 'CANCELLED'; reason: string }): Promise<void> {
+      const em = orm.em.fork();
+      await executionRepository.finish(em, input.executionId, { status: input.status, exitReason: input.reason });
+      await executionRepository.closeOpenSteps(em, input.executionId, 'CANCELLED');
+    },
+  };
+}
+
+export type WorkflowExecutionActivities = ReturnType<typeof createWorkflowExecutionActivities>;

@@ -1,0 +1,156 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { ApiError, conflict, notFound, validationFailed } from '../http/errors';
+import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
+import { keyAuthenticated } from '../auth/apiKey';
+import { contactData } from '../schemas/contactSchemas';
+import { enumOf, MAX_PAGE, MAX_PAGE_SIZE } from '../schemas/messageContentFields';
+import { contactRepository } from '../../db/contacts/contactRepository';
+import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/workflows/executionRepository';
+import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
+import { workflowExecutionWorkflow } from '../../workflows/workflowExecutionWorkflow';
+import { executionStartOptions, executionWorkflowId } from '../../automation/executionStarts';
+
+/**
+ * POST /workflows/:id/executions: one of `contactId` (uuid) or `email` (an existing contact of the
+ * project), and an optional `context` object (the data the steps see as the trigger event's; the
+ * contact data limits apply).
+ */
+const startBody = z
+  .object({
+    contactId: z.string({ invalid_type_error: 'contactId must be a string' }).uuid('contactId must be a uuid').optional(),
+    email: emailAddress.optional(),
+    context: contactData.optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.contactId === undefined) === (body.email === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['contactId'], message: 'Give exactly one of contactId or email' });
+    }
+  });
+
+const listQuery = z.object({
+  status: enumOf('status', EXECUTION_STATUSES).optional(),
+  page: z.coerce.number({ invalid_type_error: 'page must be an integer' }).int('page must be an integer').min(1, 'page must be at least 1').max(MAX_PAGE).default(1),
+  pageSize: z.coerce
+    .number({ invalid_type_error: 'pageSize must be an integer' })
+    .int('pageSize must be an integer')
+    .min(1, 'pageSize must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+});
+
+/** Temporal calls one cancel-all makes at once. */
+const PARALLEL_CANCELS = 16;
+
+/**
+ * Executions of a workflow (specification "Workflows (S)", contract section 12), secret key.
+ * Registered before the definition routes, whose `/workflows/:id` would otherwise not see these.
+ */
+export function workflowExecutionRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const auth = keyAuthenticated('secret', deps);
+
+  async function loadWorkflow(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
+    const id = ctx.params.id;
+    const rows = isUuid(id)
+      ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [ctx.state.project!.id, id.toLowerCase()])
+      : [];
+    if (!rows.length) throw notFound('workflow', id);
+    return { id: rows[0].id, projectId: rows[0].project_id, allowReentry: rows[0].allow_reentry };
+  }
+
+  async function loadExecution(ctx: AppContext, workflowId: string) {
+    const id = ctx.params.executionId;
+    const execution = isUuid(id) ? await executionRepository.findInWorkflow(ctx.state.em, ctx.state.project!.id, workflowId, id.toLowerCase()) : null;
+    if (!execution) throw notFound('execution', id);
+    return execution;
+  }
+
+  /** Cancels the Temporal workflows of executions already marked CANCELLED; one that cannot be reached stops at its next step. */
+  async function cancelInTemporal(executions: ExecutionToStart[]): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < executions.length) {
+        const execution = executions[next++];
+        try {
+          await deps.temporal.within(() => deps.temporal.client.workflow.getHandle(executionWorkflowId(execution.id)).cancel());
+        } catch (err) {
+          if ((err as Error)?.name === 'WorkflowNotFoundError') continue;
+          deps.logger.warn({ err, executionId: execution.id }, 'could not cancel an execution workflow; it ends at its next step');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_CANCELS, executions.length) }, worker));
+  }
+
+  router.post('/workflows/:id/executions/cancel-all', ...auth, async (ctx) => {
+    const workflow = await loadWorkflow(ctx);
+    const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id);
+    await cancelInTemporal(cancelled);
+    ctx.body = { cancelled: cancelled.length };
+  });
+
+  router.post('/workflows/:id/executions', ...auth, async (ctx) => {
+    const workflow = await loadWorkflow(ctx);
+    const body = parseBody(startBody, ctx.request.body);
+    const em = ctx.state.em;
+    const contact = body.contactId
+      ? await contactRepository.findById(em, workflow.projectId, body.contactId.toLowerCase())
+      : await contactRepository.findByEmail(em, workflow.projectId, body.email!);
+    if (!contact) throw notFound('contact', body.contactId ?? body.email);
+    const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [workflow.id]);
+    if (!trigger) throw validationFailed([{ field: '(workflow)', message: 'The workflow has no TRIGGER step to start from', code: 'custom' }]);
+    const execution = await executionRepository.createManual(em, {
+      projectId: workflow.projectId,
+      workflowId: workflow.id,
+      contactId: contact.id,
+      context: body.context ?? {},
+      allowReentry: workflow.allowReentry,
+    });
+    if (!execution) {
+      throw conflict('This contact already entered this workflow, which does not allow re-entry', { workflowId: workflow.id, contactId: contact.id });
+    }
+    try {
+      await startWorkflow(deps.temporal, workflowExecutionWorkflow, executionStartOptions(execution, deps.temporal.taskQueue));
+    } catch (err) {
+      deps.logger.error({ ...workflowStartLogFields(err), executionId: execution.id }, 'could not start an execution; withdrawn');
+      await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [execution.id, execution.id]);
+      throw workflowStartApiError(err, 'The execution could not be started; nothing was done. Try again shortly.');
+    }
+    ctx.status = 201;
+    ctx.body = serializeExecution(execution, []);
+  });
+
+  router.get('/workflows/:id/executions', ...auth, async (ctx) => {
+    const workflow = await loadWorkflow(ctx);
+    const q = parseQuery(listQuery, ctx.query);
+    const { executions, total } = await executionRepository.list(ctx.state.em, workflow.projectId, workflow.id, q);
+    ctx.body = { data: executions.map((e) => serializeExecution(e)), page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) };
+  });
+
+  router.get('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
+    const workflow = await loadWorkflow(ctx);
+    const execution = await loadExecution(ctx, workflow.id);
+    ctx.body = serializeExecution(execution, await executionRepository.steps(ctx.state.em, execution.id));
+  });
+
+  /** Cancels (the record stays): answers the execution, CANCELLED. One already ended: 409 with its status. */
+  router.delete('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
+    const workflow = await loadWorkflow(ctx);
+    const execution = await loadExecution(ctx, workflow.id);
+    const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id, execution.id);
+    if (!cancelled.length) {
+      const now = await executionRepository.findById(ctx.state.em, execution.id);
+      throw new ApiError(409, 'CONFLICT', `Only a RUNNING or WAITING execution can be cancelled; this one is ${now?.status ?? execution.status}`, {
+        details: { status: now?.status ?? execution.status },
+      });
+    }
+    await cancelInTemporal(cancelled);
+    const now = (await executionRepository.findById(ctx.state.em, execution.id))!;
+    ctx.body = serializeExecution(now, await executionRepository.steps(ctx.state.em, execution.id));
+  });
+
+  return router;
+}

@@ -1,0 +1,178 @@
+import crypto from 'node:crypto';
+import { startTestStack, type TestStack } from '../support/testStack';
+import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
+import { spawnService, type ChildService } from '../support/processes';
+import { eventually } from '../support/eventually';
+import { projectWithVerifiedDomain } from '../support/sendingProject';
+import type { TestProject } from '../support/accounts';
+import { chain, insertWorkflow } from './workflowDefinitionRows';
+
+/**
+ * Executions run in a real worker process killed with SIGKILL while they wait in DELAY and in
+ * WAIT_FOR_EVENT (the awaited events arrive while no worker runs); a new worker picks them up and
+ * every one finishes, each mail sent once. A loop through a DELAY crosses several runs
+ * (continue-as-new) without losing its place.
+ */
+const WORKER_START_MS = 120_000;
+const CONTACTS = 5;
+jest.setTimeout(300_000);
+
+let dns: TestDnsServer;
+let smtp: TestSmtpServer;
+let stack: TestStack;
+let project: TestProject;
+let domain: string;
+const workers: ChildService[] = [];
+
+beforeAll(async () => {
+  dns = await startTestDnsServer();
+  smtp = await startSmtpServer();
+  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url } });
+  ({ project, domain } = await projectWithVerifiedDomain(stack, dns));
+});
+
+afterAll(async () => {
+  for (const w of workers) w.kill('SIGKILL');
+  await stack?.stop();
+  await smtp?.close();
+  await dns?.close();
+});
+
+async function startWorker(): Promise<ChildService> {
+  const worker = spawnService('worker/main.ts', {
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.config.temporalAddress!,
+    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
+    DATA_DIR: stack.config.dataDir,
+    SECRET: stack.config.secret,
+    SMTP_URL: smtp.url,
+    LOG_LEVEL: 'info',
+    // Continue as new every couple of steps: a looping execution must cross runs without losing its place.
+    EXECUTION_HISTORY_EVENTS: '40',
+  });
+  workers.push(worker);
+  await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
+  return worker;
+}
+
+async function killed(worker: ChildService) {
+  worker.kill('SIGKILL');
+  await worker.exited;
+}
+
+const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+const key = () => ({ key: project.secretKey });
+
+async function template(subject: string): Promise<string> {
+  const res = await stack.http.post('/templates', { name: unique('t'), subject, body: '<p>Hello {{firstName}}</p>', from: `hello@${domain}`, type: 'TRANSACTIONAL' }, key());
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+async function track(email: string, event: string, data?: Record<string, unknown>) {
+  const res = await stack.http.post('/v1/track', { email, event, ...(data ? { data } : {}) }, { key: project.publicKey });
+  expect(res.status).toBe(200);
+  return res.body.data as { contact: string; event: string };
+}
+
+const statuses = async (workflowId: string) => {
+  const list = (await stack.http.get(`/workflows/${workflowId}/executions?pageSize=100`, key())).body;
+  return list.data.map((e: any) => e.status as string);
+};
+
+it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and finish once', async () => {
+  let worker = await startWorker();
+  const first = await template('First {{firstName}}');
+  const second = await template('Second {{firstName}}');
+  const delayedEvent = unique('delayed');
+  const orderedEvent = unique('ordered');
+  const delayed = await insertWorkflow(stack, project.id, {
+    eventName: delayedEvent,
+    steps: [
+      { key: 'first', type: 'SEND_EMAIL', config: { templateId: first }, templateId: first },
+      { key: 'pause', type: 'DELAY', config: { amount: 0.1, unit: 'minutes' } },
+      { key: 'second', type: 'SEND_EMAIL', config: { templateId: second }, templateId: second },
+    ],
+    transitions: chain('first', 'pause', 'second'),
+  });
+  const paidEvent = unique('paid');
+  const waiting = await insertWorkflow(stack, project.id, {
+    eventName: orderedEvent,
+    steps: [
+      { key: 'wait', type: 'WAIT_FOR_EVENT', config: { eventName: paidEvent, timeout: 600 } },
+      { key: 'thanks', type: 'SEND_EMAIL', config: { templateId: second }, templateId: second },
+      { key: 'late', type: 'EXIT' },
+    ],
+    transitions: [
+      { from: 'trigger', to: 'wait' },
+      { from: 'wait', to: 'thanks', waitOutcome: 'EVENT' },
+      { from: 'wait', to: 'late', waitOutcome: 'TIMEOUT' },
+    ],
+  });
+
+  const delayedEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`d${i}`)}@example.org`);
+  const waitingEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`w${i}`)}@example.org`);
+  for (const email of delayedEmails) await track(email, delayedEvent, { firstName: 'Del' });
+  for (const email of waitingEmails) await track(email, orderedEvent, { firstName: 'Wai' });
+  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+  await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+
+  await killed(worker);
+  // While no worker runs: the awaited events arrive (signals wait in Temporal), the DELAYs run out.
+  for (const email of waitingEmails) await track(email, paidEvent);
+  await new Promise((r) => setTimeout(r, 7000));
+  worker = await startWorker();
+
+  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('COMPLETED')), 90_000);
+  await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('COMPLETED')), 90_000);
+  for (const email of delayedEmails) {
+    expect(smtp.messages.filter((m) => m.envelopeTo[0] === email).map((m) => m.parsed.subject).sort()).toEqual(['First Del', 'Second Del']);
+  }
+  for (const email of waitingEmails) {
+    expect(smtp.messages.filter((m) => m.envelopeTo[0] === email).map((m) => m.parsed.subject)).toEqual(['Second Wai']);
+  }
+  await killed(worker);
+});
+
+it('a loop through a DELAY crosses runs (continue-as-new) and leaves when the contact changes', async () => {
+  const worker = await startWorker();
+  const event = unique('loop');
+  const wf = await insertWorkflow(stack, project.id, {
+    eventName: event,
+    steps: [
+      { key: 'tick', type: 'DELAY', config: { amount: 0.005, unit: 'minutes' } },
+      { key: 'done', type: 'CONDITION', config: { field: 'data.stop', operator: 'exists' } },
+      { key: 'leave', type: 'EXIT', config: { reason: 'stopped' } },
+    ],
+    transitions: [
+      { from: 'trigger', to: 'tick' },
+      { from: 'tick', to: 'done' },
+      { from: 'done', to: 'tick', branch: 'no' },
+      { from: 'done', to: 'leave', branch: 'yes' },
+    ],
+  });
+  const tracked = await track(`${unique('looper')}@example.org`, event);
+  const executionId = await eventually(async () => {
+    const list = (await stack.http.get(`/workflows/${wf.id}/executions`, key())).body;
+    if (list.data.length !== 1) throw new Error('not yet');
+    return list.data[0].id as string;
+  });
+  // Several runs: the first ones ended by continuing as new.
+  await eventually(async () => {
+    let runs = 0;
+    for await (const _run of stack.temporal.workflow.list({ query: `WorkflowId = "execution-${executionId}"` })) runs++;
+    expect(runs).toBeGreaterThanOrEqual(3);
+  }, 60_000, 500);
+  await stack.http.patch(`/contacts/${tracked.contact}`, { data: { stop: true } }, key());
+  const done = await eventually(async () => {
+    const execution = (await stack.http.get(`/workflows/${wf.id}/executions/${executionId}`, key())).body;
+    if (execution.status !== 'EXITED') throw new Error(execution.status);
+    return execution;
+  }, 30_000);
+  expect(done.exitReason).toBe('stopped');
+  // The walk's positions go on across runs: one history row per position, in order.
+  expect(done.steps.map((s: any) => s.sequence)).toEqual(done.steps.map((_: unknown, i: number) => i));
+  expect(done.steps.length).toBeGreaterThan(6);
+  await killed(worker);
+});

@@ -1,0 +1,17 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { WorkflowExecutionSweepActivities } from '../activities/workflowExecutionSweepActivities';
+
+const { sweepExecutions } = proxyActivities<WorkflowExecutionSweepActivities>({
+  startToCloseTimeout: '4 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
+
+/**
+ * Started every minute by the `<taskQueue>-execution-sweep` schedule: an API process (or worker)
+ * that dies between recording an event and starting or signalling the executions it concerns
+ * leaves work nothing else picks up; this finds it (sweepExecutions).
+ */
+export async function workflowExecutionSweepWorkflow(): Promise<{ created: number; started: number; signalled: number }> {
+  return sweepExecutions();
+}

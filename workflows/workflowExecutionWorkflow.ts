@@ -1,0 +1,193 @@
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ArrivedEvent, SendRetry, StepOutcome, WorkflowExecutionActivities } from '../activities/workflowExecutionActivities';
+import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
+import { deliveryTaskQueue } from '../temporal-config/taskQueues';
+import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+
+const { runSteps, finishWait, endExecution } = proxyActivities<WorkflowExecutionActivities>({
+  startToCloseTimeout: '2 minutes',
+  // Database or transport trouble: keep trying. A step that cannot work (a deleted template, a
+  // webhook that answers 4xx) is not an error of the activity: it ends the execution FAILED.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+// ---- Signals and queries ----------------------------------------------------------------------
+
+/** A recorded event of the contact, sent while the execution waits for events of its name. */
+export const eventArrivedSignal = defineSignal<[ArrivedEvent]>('eventArrived');
+/** Ends the execution CANCELLED (as Temporal's own cancellation does). */
+export const cancelSignal = defineSignal<[{ reason?: string }?]>('cancel');
+export const getExecutionStateQuery = defineQuery<ExecutionState>('getState');
+
+export interface ExecutionState {
+  status: 'RUNNING' | 'WAITING' | 'ENDED';
+  stepId: string | null;
+  sequence: number;
+  waitingFor: string | null;
+}
+
+/** A wait under way, in workflow time, so a run that continues as new waits only what is left. */
+export type PendingWait = { kind: 'delay'; until: number } | { kind: 'event'; eventName: string; until: number | null; since: number };
+
+export interface WorkflowExecutionInput {
+  executionId: string;
+  projectId: string;
+  workflowId: string;
+  contactId: string;
+  /** Where a run that continued as new carries on. */
+  resume?: {
+    stepId: string;
+    sequence: number;
+    context: Record<string, unknown>;
+    maxHistoryEvents: number;
+    wait: PendingWait | null;
+    arrivals: ArrivedEvent[];
+  };
+}
+
+export interface WorkflowExecutionResult {
+  status: 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED';
+  steps: number;
+}
+
+/**
+ * History events after which the walk continues in a fresh run: a loop through a DELAY can run
+ * forever (EXECUTION_HISTORY_EVENTS sets it lower, so a test can see an execution cross runs).
+ */
+const MAX_HISTORY_EVENTS = 2000;
+/** Arrived events kept while no wait takes them (a signal may come a moment before the wait begins). */
+const MAX_PENDING_EVENTS = 20;
+
+/**
+ * `execution-<id>`: one automation execution (contract section 12), walking the workflow's step
+ * graph from its TRIGGER for one contact. An activity runs the steps as the definition has them
+ * now, one after the other (each writes its history row, keyed by the walk's position), until a
+ * DELAY or a WAIT_FOR_EVENT begins or the walk ends; the waits happen here, on a durable timer and
+ * the `eventArrived` signal, and the walk goes on from the step the definition leads to when the
+ * wait ends. A `cancel` signal or Temporal's cancellation ends it CANCELLED.
+ */
+export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): Promise<WorkflowExecutionResult> {
+  let stepId: string | null = input.resume?.stepId ?? null;
+  let sequence = input.resume?.sequence ?? 0;
+  let context: Record<string, unknown> = input.resume?.context ?? {};
+  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  let wait: PendingWait | null = input.resume?.wait ?? null;
+  const arrivals: ArrivedEvent[] = [...(input.resume?.arrivals ?? [])];
+  let waitingFor: string | null = null;
+  let cancelRequested: string | null = null;
+  let ended = false;
+
+  setHandler(eventArrivedSignal, (event) => {
+    if (arrivals.some((e) => e.eventId === event.eventId)) return;
+    arrivals.push(event);
+    if (arrivals.length > MAX_PENDING_EVENTS) arrivals.shift();
+  });
+  setHandler(cancelSignal, (request) => {
+    cancelRequested = request?.reason || 'Cancelled';
+  });
+  setHandler(getExecutionStateQuery, () => ({ status: ended ? 'ENDED' : waitingFor !== null ? 'WAITING' : 'RUNNING', stepId, sequence, waitingFor }));
+
+  const end = (status: WorkflowExecutionResult['status']): WorkflowExecutionResult => {
+    ended = true;
+    return { status, steps: sequence + 1 };
+  };
+  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+
+  try {
+    for (;;) {
+      if (cancelRequested) {
+        await endExecution({ executionId: input.executionId, status: 'CANCELLED', reason: cancelRequested });
+        return end('CANCELLED');
+      }
+      if (stepId && historyFull()) {
+        await continueAsNew<typeof workflowExecutionWorkflow>({ ...input, resume: { stepId, sequence, context, maxHistoryEvents, wait, arrivals } });
+      }
+
+      let outcome: StepOutcome;
+      if (wait) {
+        const result = await waitOut(wait);
+        // Cancelled while waiting: the top of the loop ends it.
+        if (!result) continue;
+        wait = null;
+        outcome = await finishWait({ executionId: input.executionId, sequence, stepId: stepId!, context, ...result });
+      } else {
+        outcome = await runSteps({ executionId: input.executionId, sequence, stepId, context });
+      }
+
+      if (outcome.maxHistoryEvents) maxHistoryEvents = outcome.maxHistoryEvents;
+      if (outcome.retry) await deliverLater(outcome.retry);
+      if (outcome.kind === 'ended') return end(outcome.status);
+      sequence = outcome.sequence;
+      context = outcome.context;
+      if (outcome.kind === 'next') {
+        stepId = outcome.nextStepId;
+      } else if (outcome.kind === 'delay') {
+        stepId = outcome.stepId;
+        wait = { kind: 'delay', until: Date.now() + outcome.waitMs };
+      } else {
+        stepId = outcome.stepId;
+        wait = { kind: 'event', eventName: outcome.eventName, until: outcome.timeoutMs === null ? null : Date.now() + outcome.timeoutMs, since: Date.parse(outcome.waitingSince) };
+      }
+    }
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    await CancellationScope.nonCancellable(() =>
+      endExecution({ executionId: input.executionId, status: 'CANCELLED', reason: cancelRequested ?? 'Cancelled through Temporal' }),
+    );
+    return end('CANCELLED');
+  }
+
+  /** A DELAY's timer, or a WAIT_FOR_EVENT's event or timeout; null when cancelled meanwhile. */
+  async function waitOut(pending: PendingWait): Promise<{ outcome: 'ELAPSED' | 'EVENT' | 'TIMEOUT'; event?: ArrivedEvent } | null> {
+    if (pending.kind === 'delay') {
+      const left = pending.until - Date.now();
+      if (left > 0) await condition(() => cancelRequested !== null, left);
+      return cancelRequested ? null : { outcome: 'ELAPSED' };
+    }
+    const awaited = () => arrivals.find((e) => e.name === pending.eventName && Date.parse(e.createdAt) >= pending.since);
+    waitingFor = pending.eventName;
+    const done = () => cancelRequested !== null || awaited() !== undefined;
+    if (pending.until === null) await condition(done);
+    else if (pending.until > Date.now()) await condition(done, pending.until - Date.now());
+    waitingFor = null;
+    if (cancelRequested) return null;
+    const event = awaited();
+    arrivals.length = 0;
+    return event ? { outcome: 'EVENT', event } : { outcome: 'TIMEOUT' };
+  }
+
+  /** Mail SEND_EMAIL steps could not hand over yet gets the transactional delivery's retries. */
+  async function deliverLater(retry: SendRetry): Promise<void> {
+    try {
+      await startChild(emailDeliveryWorkflow, {
+        workflowId: `send-${retry.emailIds[0]}`,
+        taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
+        args: [{ projectId: input.projectId, emailIds: retry.emailIds, retryDelaysSeconds: retry.retryDelaysSeconds }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: ProjectIdSearchAttribute, value: input.projectId },
+          { key: ContactIdSearchAttribute, value: input.contactId },
+          { key: EmailIdsSearchAttribute, value: retry.emailIds },
+        ],
+      });
+    } catch (err) {
+      // The delivery sweep started it first: it delivers the same emails under the same id.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+}
