@@ -10,6 +10,8 @@ import { renderEmail, templateVariables, TemplateRenderError } from '../../mail/
 import { emailLinks } from '../../mail/links/signedLinks';
 import type { ContactRow } from '../../db/contacts/contactRepository';
 import { StepConfigError } from './stepConfig';
+import { recordCountedEmails } from '../../db/billing/countedEmails';
+import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 
 const EMAIL_SHAPE = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
@@ -103,7 +105,14 @@ export async function sendEmailStep(
     // The delivery sweep's id for it, should this step die between recording and delivering.
     deliveryWorkflowId: `send-${id}`,
   };
-  await emailRepository.insertMany(em, [email], { skipExistingIds: true });
+  try {
+    // Counted against the project's monthly `workflows` cap in the transaction that records it.
+    await recordCountedEmails(em, [email], { skipExistingIds: true });
+  } catch (err) {
+    // A full cap stops the execution (FAILED, the reason in its error): nothing was recorded or sent.
+    if (err instanceof BillingLimitExceeded) throw new StepConfigError(`BILLING_LIMIT_EXCEEDED: ${err.message}`);
+    throw err;
+  }
   const result = await deliverRecordedEmails(services, [id], `execution-${input.executionId}/${input.sequence}`);
   const stored = await emailRepository.findById(em, input.projectId, id);
   return { emailId: id, to, status: result.retry.length ? 'QUEUED' : (stored?.status ?? email.status), retry: result.retry };

@@ -8,8 +8,19 @@ import { categoryOfSource, usageCaps, type UsageCategory } from './usageCaps';
  * `category` says which). For callers in the worker that record mail one step at a time (the
  * automation SEND_EMAIL step, source WORKFLOW); /v1/send records through api/send/deliveryScheduler.ts
  * and campaign batches through their own partial reservation.
+ *
+ * With `skipExistingIds`, emails whose id is already recorded (a repeated step) are left out and
+ * counted nowhere: only what this call recorded is reserved.
  */
-export async function recordCountedEmails(em: EntityManager, emails: NewEmail[]): Promise<void> {
+export async function recordCountedEmails(em: EntityManager, emails: NewEmail[], options: { skipExistingIds?: boolean } = {}): Promise<void> {
+  await em.transactional(async (tx) => {
+    const inserted = new Set(await emailRepository.insertMany(tx, emails, options));
+    // A cap that cannot take them throws, and the rollback takes the rows back with it.
+    await reserveFor(tx, emails.filter((e) => inserted.has(e.id)));
+  });
+}
+
+async function reserveFor(tx: EntityManager, emails: NewEmail[]): Promise<void> {
   // One reservation per (project, category), taken in a fixed order so concurrent callers never deadlock.
   const counts = new Map<string, { projectId: string; category: UsageCategory; n: number }>();
   for (const email of emails) {
@@ -20,11 +31,8 @@ export async function recordCountedEmails(em: EntityManager, emails: NewEmail[])
     entry.n++;
     counts.set(key, entry);
   }
-  await em.transactional(async (tx) => {
-    for (const key of [...counts.keys()].sort()) {
-      const { projectId, category, n } = counts.get(key)!;
-      await usageCaps.reserve(tx, projectId, category, n);
-    }
-    await emailRepository.insertMany(tx, emails);
-  });
+  for (const key of [...counts.keys()].sort()) {
+    const { projectId, category, n } = counts.get(key)!;
+    await usageCaps.reserve(tx, projectId, category, n);
+  }
 }

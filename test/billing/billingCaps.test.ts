@@ -218,6 +218,41 @@ describe('the workflows cap (the service the automation SEND_EMAIL step records 
   });
 });
 
+describe('an automation execution reaching the workflows cap', () => {
+  it('sends while the cap has room, then stops: FAILED with BILLING_LIMIT_EXCEEDED in its error, nothing recorded past it', async () => {
+    const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const key = { key: project.secretKey };
+    await setLimits(account, project, { workflows: 1 });
+    const template = await stack.http.post('/templates', { name: 'Welcome', subject: 'Welcome', body: '<p>Hi</p>', from: `hi@${domain}`, type: 'TRANSACTIONAL' }, key);
+    const workflow = (await stack.http.post('/workflows', { name: 'Capped', eventName: 'joined' }, key)).body;
+    const trigger = workflow.steps.find((s: { type: string }) => s.type === 'TRIGGER').id;
+    const mail = await stack.http.post(`/workflows/${workflow.id}/steps`, { type: 'SEND_EMAIL', config: { templateId: template.body.id } }, key);
+    expect((await stack.http.post(`/workflows/${workflow.id}/transitions`, { fromStepId: trigger, toStepId: mail.body.id }, key)).status).toBe(201);
+    expect((await stack.http.patch(`/workflows/${workflow.id}`, { enabled: true }, key)).status).toBe(200);
+
+    const first = `first-${tag()}@example.org`;
+    const second = `second-${tag()}@example.org`;
+    await stack.http.post('/v1/track', { email: first, event: 'joined' }, { key: project.publicKey });
+    const statusOf = (address: string) =>
+      eventually(async () => {
+        const [row] = await sql(
+          `select x.status, x.error from workflow_executions x join contacts c on c.id = x.contact_id where x.workflow_id = ? and c.email = ?`,
+          [workflow.id, address],
+        );
+        if (!row || !['COMPLETED', 'FAILED'].includes(row.status)) throw new Error(`not ended: ${JSON.stringify(row)}`);
+        return row as { status: string; error: string | null };
+      });
+    expect(await statusOf(first)).toMatchObject({ status: 'COMPLETED' });
+    await stack.http.post('/v1/track', { email: second, event: 'joined' }, { key: project.publicKey });
+    const stopped = await statusOf(second);
+    expect(stopped.status).toBe('FAILED');
+    expect(stopped.error).toContain('BILLING_LIMIT_EXCEEDED');
+    expect(await emailCount(project, 'WORKFLOW')).toBe(1);
+    await eventually(async () => expect(receivedBy(first)).toBe(1));
+    expect(receivedBy(second)).toBe(0);
+  });
+});
+
 describe('a campaign reaching its cap', () => {
   it('sends up to the cap, then stops: CANCELLED with the reason, and the next send is refused', async () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
