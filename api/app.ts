@@ -24,6 +24,8 @@ import { trackingRoutes } from './routes/trackingRoutes';
 import { subscriptionPages } from './routes/subscriptionPages';
 import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
 import { segmentRoutes } from './routes/segmentRoutes';
+import { activityRoutes } from './routes/activityRoutes';
+import { analyticsRoutes } from './routes/analyticsRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -60,6 +62,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     subscriptionPages(deps),
     snsWebhookRoutes(deps),
     segmentRoutes(deps),
+    activityRoutes(deps),
+    analyticsRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -11,6 +11,7 @@ import { Migration20261123080000SegmentsCampaigns } from './Migration20261123080
 import { Migration20261123090000ConditionIndexes } from './Migration20261123090000ConditionIndexes';
 import { Migration20261123100000CampaignSend } from './Migration20261123100000CampaignSend';
 import { Migration20261123110000AutomationWorkflows } from './Migration20261123110000AutomationWorkflows';
+import { Migration20261123140000AnalyticsRollups } from './Migration20261123140000AnalyticsRollups';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261123090000ConditionIndexes', class: Migration20261123090000ConditionIndexes },
   { name: 'Migration20261123100000CampaignSend', class: Migration20261123100000CampaignSend },
   { name: 'Migration20261123110000AutomationWorkflows', class: Migration20261123110000AutomationWorkflows },
+  { name: 'Migration20261123140000AnalyticsRollups', class: Migration20261123140000AnalyticsRollups },
 ];
