@@ -9,11 +9,14 @@ export const DEFAULT_RANGE_DAYS = 30;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** Date.parse rolls 2026-02-30 over to March; a calendar date must survive the round trip. */
+const isCalendarDate = (day: string) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)) && new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) === day;
+
 /** A point in time: an ISO 8601 date (midnight UTC) or date-time with its offset. */
 export const instant = z
   .string()
   .max(40)
-  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)), {
+  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(Date.parse(s)) && isCalendarDate(s.slice(0, 10)), {
     message: 'Must be an ISO 8601 date (2026-10-09) or date-time with offset (2026-10-09T14:00:00Z)',
   })
   .transform((s) => new Date(ISO_DATE.test(s) ? `${s}T00:00:00Z` : s))
