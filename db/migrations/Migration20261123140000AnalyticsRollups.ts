@@ -18,6 +18,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   been sent by then (one email, so totals over campaigns do not count it twice).
  * - Campaign test copies (source CAMPAIGN without a campaign id) count nowhere.
  * - Event counts: every event, per hour (UTC) and name. Workflow starts: per hour.
+ * - Each hourly table has a daily twin (UTC days) written by the same trigger, so long ranges read
+ *   a row per day, and only the edge days by the hour.
  * - Deleting records (a contact with its emails and events) does not take counts back: the
  *   rollups say what happened, like a sent-mail log.
  */
@@ -38,7 +40,7 @@ const COUNTED = (r: string) => `not (${r}.source = 'CAMPAIGN' and ${r}.campaign_
 
 /**
  * Adds the per-email deltas of `deltas` (project_id, source, campaign_id, bucket, <metrics>) to
- * both rollups. Rows are grouped and written in key order, so two statements never lock counter
+ * the hourly, daily and per-campaign rollups. Rows are grouped and written in key order, so two statements never lock counter
  * rows in opposite orders.
  */
 function upsertDeltas(deltas: string): string {
@@ -53,6 +55,13 @@ function upsertDeltas(deltas: string): string {
       group by project_id, bucket, source having ${nonZero}
       order by project_id, bucket, source
       on conflict (project_id, bucket, source) do update set ${add('analytics_email_hourly')}
+    ),
+    daily as (
+      insert into analytics_email_daily (project_id, bucket, source, ${METRICS.join(', ')})
+      select project_id, date_trunc('day', bucket, 'UTC'), source, ${sums} from d
+      group by project_id, date_trunc('day', bucket, 'UTC'), source having ${nonZero}
+      order by 1, 2, 3
+      on conflict (project_id, bucket, source) do update set ${add('analytics_email_daily')}
     )
     insert into analytics_campaign_counts (campaign_id, project_id, ${METRICS.join(', ')})
       select campaign_id, project_id, ${sums} from d where campaign_id is not null
@@ -100,6 +109,10 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
         primary key (project_id, bucket, source)
       );
 
+      -- The same by UTC day: a year is read as 365 days plus the hours of the two edge days.
+      create table analytics_email_daily (like analytics_email_hourly including all);
+      alter table analytics_email_daily add foreign key (project_id) references projects (id) on delete cascade;
+
       -- No foreign key to campaigns: a deleted campaign's row is simply never joined again.
       create table analytics_campaign_counts (
         campaign_id uuid primary key,
@@ -116,12 +129,17 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
         primary key (project_id, bucket, name)
       );
 
+      create table analytics_event_daily (like analytics_event_hourly including all);
+      alter table analytics_event_daily add foreign key (project_id) references projects (id) on delete cascade;
+
       create table analytics_workflow_hourly (
         project_id uuid not null references projects (id) on delete cascade,
         bucket timestamptz not null,
         started bigint not null default 0,
         primary key (project_id, bucket)
       );
+      create table analytics_workflow_daily (like analytics_workflow_hourly including all);
+      alter table analytics_workflow_daily add foreign key (project_id) references projects (id) on delete cascade;
 
       -- Backfill from what exists, with the same definitions the triggers apply.
       ${upsertDeltas(INSERT_DELTAS.replace(/new_rows/g, 'emails'))};
@@ -130,6 +148,10 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
         select project_id, date_trunc('hour', created_at, 'UTC'), name, count(*) from events group by 1, 2, 3;
       insert into analytics_workflow_hourly (project_id, bucket, started)
         select project_id, date_trunc('hour', started_at, 'UTC'), count(*) from workflow_executions group by 1, 2;
+      insert into analytics_event_daily (project_id, bucket, name, count)
+        select project_id, date_trunc('day', bucket, 'UTC'), name, sum(count) from analytics_event_hourly group by 1, 2, 3;
+      insert into analytics_workflow_daily (project_id, bucket, started)
+        select project_id, date_trunc('day', bucket, 'UTC'), sum(started) from analytics_workflow_hourly group by 1, 2;
 
       create function analytics_count_inserted_emails() returns trigger language plpgsql as $fn$
       begin
@@ -152,6 +174,10 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
           select project_id, date_trunc('hour', created_at, 'UTC'), name, count(*) from new_rows
           group by 1, 2, 3 order by 1, 2, 3
           on conflict (project_id, bucket, name) do update set count = h.count + excluded.count;
+        insert into analytics_event_daily as h (project_id, bucket, name, count)
+          select project_id, date_trunc('day', created_at, 'UTC'), name, count(*) from new_rows
+          group by 1, 2, 3 order by 1, 2, 3
+          on conflict (project_id, bucket, name) do update set count = h.count + excluded.count;
         if exists (select 1 from new_rows where name = 'contact.unsubscribed') then
           ${upsertDeltas(UNSUBSCRIBE_DELTAS)};
         end if;
@@ -164,6 +190,10 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
       begin
         insert into analytics_workflow_hourly as h (project_id, bucket, started)
           select project_id, date_trunc('hour', started_at, 'UTC'), count(*) from new_rows
+          group by 1, 2 order by 1, 2
+          on conflict (project_id, bucket) do update set started = h.started + excluded.started;
+        insert into analytics_workflow_daily as h (project_id, bucket, started)
+          select project_id, date_trunc('day', started_at, 'UTC'), count(*) from new_rows
           group by 1, 2 order by 1, 2
           on conflict (project_id, bucket) do update set started = h.started + excluded.started;
         return null;
@@ -193,6 +223,9 @@ export class Migration20261123140000AnalyticsRollups extends Migration {
       drop function if exists analytics_count_inserted_events();
       drop function if exists analytics_count_updated_emails();
       drop function if exists analytics_count_inserted_emails();
+      drop table if exists analytics_workflow_daily;
+      drop table if exists analytics_event_daily;
+      drop table if exists analytics_email_daily;
       drop table if exists analytics_workflow_hourly;
       drop table if exists analytics_event_hourly;
       drop table if exists analytics_campaign_counts;

@@ -5,7 +5,7 @@ import { accountWithProject, type TestProject } from '../support/accounts';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { eventually } from '../support/eventually';
 import { insertContact } from '../support/emailFixtures';
-import { directEmailCounts, feedbackLinks, insertHistoricEmail, rollupEmailCounts, sqlOf, startSnsSender } from './analyticsFixtures';
+import { dailyMismatches, directEmailCounts, feedbackLinks, insertHistoricEmail, rollupEmailCounts, sqlOf, startSnsSender } from './analyticsFixtures';
 
 /**
  * GET /analytics/* over real sends, real feedback (tracking links, the SNS webhook, the
@@ -97,6 +97,7 @@ describe('rollups follow every path that changes an email', () => {
 
     const direct = await directEmailCounts(stack, project.id);
     expect(await rollupEmailCounts(stack, project.id)).toEqual(direct);
+    expect(await dailyMismatches(stack, project.id)).toEqual([]);
     const total = (source: string) =>
       Object.entries(direct)
         .filter(([k]) => k.endsWith(source))
@@ -160,6 +161,7 @@ describe('rollups follow every path that changes an email', () => {
     ).rejects.toThrow('rolled back');
     expect(await rollupEmailCounts(stack, project.id)).toEqual({ '2026-06-01T10 TRANSACTIONAL': expect.objectContaining({ sent: 50, opened: 0 }) });
     expect(await rollupEmailCounts(stack, project.id)).toEqual(await directEmailCounts(stack, project.id));
+    expect(await dailyMismatches(stack, project.id)).toEqual([]);
   });
 });
 
@@ -200,6 +202,26 @@ describe('GET /analytics/timeseries over history', () => {
     expect(workflow.body.points.map((p: any) => p.sent)).toEqual([0, 0, 0, 0, 1, 0]);
     const transactional = await get(project, '/analytics/timeseries?start=2026-01-01&end=2026-01-07&source=TRANSACTIONAL');
     expect(transactional.body.points.map((p: any) => p.sent)).toEqual([0, 0, 2, 0, 0, 0]);
+  });
+
+  it('totals over ranges made of whole days and edge hours', async () => {
+    const sentIn = async (start: string, end: string) => {
+      const res = await get(project, `/activity/stats?start=${start}&end=${end}`);
+      expect(res.status).toBe(200);
+      return [res.body.totalEmailsSent, res.body.totalEmailsOpened, res.body.totalEmailsClicked];
+    };
+    expect(await sentIn('2026-01-02T12:00:00Z', '2026-01-06T12:00:00Z')).toEqual([3, 2, 1]); // days 3, 4, 5 + edge hours
+    expect(await sentIn('2026-01-03T05:30:00Z', '2026-01-05T00:30:00Z')).toEqual([3, 2, 1]); // from the 05:00 hour to the 00:00 hour
+    expect(await sentIn('2026-01-03T06:00:00Z', '2026-01-05T00:30:00Z')).toEqual([2, 1, 1]);
+    expect(await sentIn('2026-01-03T05:00:00Z', '2026-01-05T00:00:00Z')).toEqual([2, 2, 1]);
+    expect(await sentIn('2026-01-03T23:00:00Z', '2026-01-04T01:00:00Z')).toEqual([1, 1, 1]); // hours only
+    expect(await sentIn('2026-01-04T00:00:00Z', '2026-01-05T00:00:00Z')).toEqual([0, 0, 0]); // one empty day
+    const series = await get(project, '/analytics/timeseries?start=2026-01-03T06:00:00Z&end=2026-01-05T01:00:00Z');
+    expect(series.body.points.map((p: any) => [p.bucket.slice(0, 10), p.sent])).toEqual([
+      ['2026-01-03', 1],
+      ['2026-01-04', 0],
+      ['2026-01-05', 1],
+    ]);
   });
 
   it('by default: the last 30 days by day, today included', async () => {
