@@ -30,6 +30,8 @@ import { billingRoutes } from './routes/billingRoutes';
 import { stripeWebhookRoutes, STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
 import { workflowExecutionRoutes } from './routes/workflowExecutionRoutes';
 import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerCache';
+import { activityRoutes } from './routes/activityRoutes';
+import { analyticsRoutes } from './routes/analyticsRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -78,6 +80,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     workflowRoutes(deps),
     billingRoutes(deps),
     stripeWebhookRoutes(deps),
+    activityRoutes(deps),
+    analyticsRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

@@ -15,6 +15,7 @@ import { Migration20261123111000WorkflowTemplateReference } from './Migration202
 import { Migration20261123130000Uploads } from './Migration20261123130000Uploads';
 import { Migration20261123150000BillingCaps } from './Migration20261123150000BillingCaps';
 import { Migration20261123120000ExecutionSweeps } from './Migration20261123120000ExecutionSweeps';
+import { Migration20261123140000AnalyticsRollups } from './Migration20261123140000AnalyticsRollups';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -34,5 +35,6 @@ export const migrationsList = [
   { name: 'Migration20261123111000WorkflowTemplateReference', class: Migration20261123111000WorkflowTemplateReference },
   { name: 'Migration20261123120000ExecutionSweeps', class: Migration20261123120000ExecutionSweeps },
   { name: 'Migration20261123130000Uploads', class: Migration20261123130000Uploads },
+  { name: 'Migration20261123140000AnalyticsRollups', class: Migration20261123140000AnalyticsRollups },
   { name: 'Migration20261123150000BillingCaps', class: Migration20261123150000BillingCaps },
 ];

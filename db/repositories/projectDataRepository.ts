@@ -6,7 +6,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * column is either listed here or deliberately kept.
  */
 // Order matters only for readability: every reference cascades.
-export const projectDataTables = ['workflow_executions', 'campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages'] as const;
+export const projectDataTables = ['workflow_executions', 'campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages',
+  // The analytics rollups count what the wiped rows did: a reset starts the dashboards over too.
+  'analytics_email_hourly', 'analytics_email_daily', 'analytics_campaign_counts', 'analytics_event_hourly', 'analytics_event_daily', 'analytics_workflow_hourly', 'analytics_workflow_daily'] as const;
 // Sender domains, templates and automation workflows are set-up, like keys: a reset does not make
 // the owner redo their DNS records or rebuild their templates and workflows (their executions,
 // like the contacts they ran for, are data and go). Uploaded images stay with the templates whose
