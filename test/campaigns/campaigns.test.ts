@@ -79,6 +79,7 @@ describe('POST /campaigns', () => {
       replyTo: null,
       type: 'MARKETING',
       status: 'DRAFT',
+      stopReason: null,
       audienceType: 'ALL',
       segmentId: null,
       audienceCondition: null,
