@@ -57,6 +57,17 @@ export function openWithSecret(secret: string, purpose: string, context: string,
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
 }
 
+// HKDF of the same inputs gives the same key: derived once per (secret, purpose) rather than once
+// per sealed value opened (every delivery opens its domain's DKIM key).
+const sealingKeys = new Map<string, Buffer>();
+
 function sealingKey(secret: string, purpose: string): Buffer {
-  return Buffer.from(crypto.hkdfSync('sha256', secret, 'mailroom-sealing-v1', purpose, 32));
+  const id = `${purpose}\u0000${secret}`;
+  let key = sealingKeys.get(id);
+  if (!key) {
+    key = Buffer.from(crypto.hkdfSync('sha256', secret, 'mailroom-sealing-v1', purpose, 32));
+    if (sealingKeys.size >= 64) sealingKeys.clear();
+    sealingKeys.set(id, key);
+  }
+  return key;
 }
