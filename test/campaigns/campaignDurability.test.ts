@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestStack, type TestStack } from '../support/testStack';
+import { startTestStack, type TestStack, startStackWorker } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
-import { spawnService, type ChildService } from '../support/processes';
+import type { ChildService } from '../support/processes';
 import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
@@ -54,19 +54,13 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = spawnService('worker/main.ts', {
-    DATABASE_URL: stack.databaseUrl,
+  const worker = await startStackWorker(stack, {
     TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
-    DATA_DIR: stack.config.dataDir,
-    SECRET: stack.config.secret,
     SMTP_URL: smtp.url,
-    LOG_LEVEL: 'info',
     // Continue as new every few batches: the send must cross many runs without losing its place.
     CAMPAIGN_HISTORY_EVENTS: '60',
-  });
+  }, WORKER_START_MS);
   workers.push(worker);
-  await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
   return worker;
 }
 

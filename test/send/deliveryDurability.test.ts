@@ -1,7 +1,7 @@
-import { startTestStack, type TestStack } from '../support/testStack';
+import { startTestStack, type TestStack, startStackWorker } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
-import { spawnService, type ChildService } from '../support/processes';
+import type { ChildService } from '../support/processes';
 import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
@@ -34,17 +34,8 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = spawnService('worker/main.ts', {
-    DATABASE_URL: stack.databaseUrl,
-    TEMPORAL_ADDRESS: stack.config.temporalAddress!,
-    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
-    DATA_DIR: stack.config.dataDir,
-    SECRET: stack.config.secret,
-    SMTP_URL: smtp.url,
-    LOG_LEVEL: 'info',
-  });
+  const worker = await startStackWorker(stack, { SMTP_URL: smtp.url }, WORKER_START_MS);
   workers.push(worker);
-  await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
   return worker;
 }
 

@@ -17,6 +17,7 @@ import { installTemporalRuntime } from '../../worker/temporalLogging';
 import { HttpClient } from './http';
 import { createClientConnection } from '../../temporal-config/client';
 import { temporalConnectionOptions } from '../../temporal-config/connectionOptions';
+import { spawnService, type ChildService } from './processes';
 import { createEventTriggers, type EventTriggers } from '../../db/events/eventTriggers';
 
 export interface TestStack {
@@ -118,4 +119,27 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
       fs.rmSync(config.dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A worker process of its own against the stack's database and task queue (for the tests that
+ * kill it), started and polling when this resolves. `env` adds to or overrides the stack's settings.
+ */
+export async function startStackWorker(stack: TestStack, env: Record<string, string>, startTimeoutMs: number): Promise<ChildService> {
+  const worker = spawnService('worker/main.ts', {
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.config.temporalAddress!,
+    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
+    DATA_DIR: stack.config.dataDir,
+    SECRET: stack.config.secret,
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  try {
+    await worker.waitForLine((l) => l.msg === 'worker started', startTimeoutMs);
+  } catch (err) {
+    worker.kill('SIGKILL');
+    throw err;
+  }
+  return worker;
 }

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { startTestStack, type TestStack } from '../support/testStack';
+import { startTestStack, type TestStack, startStackWorker } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
-import { spawnService, type ChildService } from '../support/processes';
+import type { ChildService } from '../support/processes';
 import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
@@ -40,19 +40,10 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = spawnService('worker/main.ts', {
-    DATABASE_URL: stack.databaseUrl,
-    TEMPORAL_ADDRESS: stack.config.temporalAddress!,
-    TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
-    DATA_DIR: stack.config.dataDir,
-    SECRET: stack.config.secret,
-    SMTP_URL: smtp.url,
-    LOG_LEVEL: 'info',
+  const worker = await startStackWorker(stack, { SMTP_URL: smtp.url,
     // Continue as new every couple of steps: a looping execution must cross runs without losing its place.
-    EXECUTION_HISTORY_EVENTS: '40',
-  });
+    EXECUTION_HISTORY_EVENTS: '40' }, WORKER_START_MS);
   workers.push(worker);
-  await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
   return worker;
 }
 
