@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { executionRepository, type DefinitionStep, type ExecutionRow } from '../db/workflows/executionRepository';
+import { executionRepository, type DefinitionStep, type HistoryRow, type WalkState } from '../db/workflows/executionRepository';
 import { nextStepId } from '../db/workflows/workflowGraph';
 import { contactRepository } from '../db/contacts/contactRepository';
 import { delayMs, exitReason, StepConfigError, waitForEvent } from '../automation/steps/stepConfig';
@@ -67,19 +67,31 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
     return { kind: 'ended', status: status as EndStatus, ...extras };
   }
 
-  async function finished(em: Em, executionId: string, end: Parameters<typeof executionRepository.finish>[2], extras: OutcomeExtras): Promise<StepOutcome> {
-    if (!(await executionRepository.finish(em, executionId, end))) return ended(em, executionId, extras);
+  async function finished(
+    em: Em,
+    executionId: string,
+    end: Parameters<typeof executionRepository.finish>[2],
+    extras: OutcomeExtras,
+    history: HistoryRow[] = [],
+  ): Promise<StepOutcome> {
+    if (!(await executionRepository.finish(em, executionId, end, history))) return ended(em, executionId, extras);
     return { kind: 'ended', status: end.status, ...extras };
   }
 
   /**
-   * Runs steps from `start` on, as the definition has them now, until a wait begins (DELAY,
-   * WAIT_FOR_EVENT: WAITING, the workflow waits), the walk ends, or STEPS_PER_ACTIVITY ran. Each
-   * step writes its history row at its position; a repeated activity finds the rows of the steps
-   * it already ran and follows them without running them again (the webhook is not called twice,
-   * the branch taken stays the branch taken).
+   * Runs steps from `start` on, as the definition read at the start of this activity has them,
+   * until a wait begins (DELAY, WAIT_FOR_EVENT: WAITING, the workflow waits), the walk ends, or
+   * STEPS_PER_ACTIVITY ran. Each step writes its history row at its position; a repeated activity
+   * finds the rows of the steps it already ran and follows them without running them again (the
+   * webhook is not called twice, the branch taken stays the branch taken).
+   *
+   * Rows of steps that give the same answer when repeated (TRIGGER; SEND_EMAIL, whose email id is
+   * derived from the position, so a repeat finds the email it recorded) are written with the next
+   * write the walk makes anyway: the wait, the end, or the row of a step that must be written at
+   * once (CONDITION, WEBHOOK, UPDATE_CONTACT). That is what keeps a run of steps to a few statements.
    */
-  async function walk(em: Em, execution: ExecutionRow, start: { sequence: number; stepId: string; context: Record<string, unknown> }, extras: OutcomeExtras): Promise<StepOutcome> {
+  async function walk(em: Em, state: WalkState, start: { sequence: number; stepId: string; context: Record<string, unknown> }, extras: OutcomeExtras): Promise<StepOutcome> {
+    const { execution } = state;
     let { sequence, stepId } = start;
     const context = start.context;
     const retry: string[] = [];
@@ -87,50 +99,67 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
       ...extras,
       ...(retry.length ? { retry: { emailIds: retry, retryDelaysSeconds: config.deliveryRetryDelaysSeconds } } : {}),
     });
-    const done = new Map((await executionRepository.completedStepsFrom(em, execution.id, sequence)).map((s) => [s.sequence, s]));
+    const done = new Map(state.completed.map((s) => [s.sequence, s]));
+    const unwritten: Array<HistoryRow & { at: number }> = [];
+    const record = (row: HistoryRow) => unwritten.push({ ...row, at: Date.now() });
+    /** The rows not written yet, aged for the statement that writes them now. */
+    const history = (): HistoryRow[] => {
+      const now = Date.now();
+      return unwritten.splice(0).map(({ at, ...row }) => ({ ...row, ageMs: now - at }));
+    };
+    const writeHistory = () => executionRepository.recordSteps(em, execution.id, history());
+    const endedMeanwhile = async () => {
+      await writeHistory();
+      return ended(em, execution.id, withRetry());
+    };
 
     for (let ran = 0; ; ran++) {
-      if (ran >= STEPS_PER_ACTIVITY) return { kind: 'next', sequence, nextStepId: stepId, context, ...withRetry() };
-      const step: DefinitionStep | null = await executionRepository.step(em, execution.workflowId, stepId);
-      if (!step) return stepGone(em, execution.id, sequence, stepId, false, withRetry());
+      if (ran >= STEPS_PER_ACTIVITY) {
+        await writeHistory();
+        return { kind: 'next', sequence, nextStepId: stepId, context, ...withRetry() };
+      }
+      const step: DefinitionStep | undefined = state.steps.get(stepId);
+      if (!step) return stepGone(em, execution.id, sequence, stepId, false, withRetry(), history());
       const row = { sequence, stepId: step.id, stepType: step.type };
       let branch: 'yes' | 'no' | undefined;
       const before = done.get(sequence);
       try {
         if (before && before.stepId === step.id && step.type !== 'DELAY' && step.type !== 'WAIT_FOR_EVENT') {
           const output = (before.output ?? {}) as Record<string, unknown>;
-          if (step.type === 'EXIT') return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry());
+          if (step.type === 'EXIT') return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
           if (step.type === 'CONDITION') branch = output.branch as 'yes' | 'no';
           if (step.type === 'SEND_EMAIL' && output.status === 'QUEUED') retry.push(output.emailId as string);
         } else {
           switch (step.type) {
             case 'TRIGGER':
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { triggerEventId: execution.triggerEventId } });
+              record({ ...row, status: 'COMPLETED', output: { triggerEventId: execution.triggerEventId } });
               break;
 
             case 'DELAY': {
               const waitMs = delayMs(step.config);
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'WAITING', output: { waitMs } });
-              const since = await executionRepository.markWaiting(em, execution.id, step.id, { eventName: null, waitUntil: new Date(Date.now() + waitMs), context });
+              record({ ...row, status: 'WAITING', output: { waitMs } });
+              const since = await executionRepository.markWaiting(em, execution.id, step.id, { eventName: null, waitUntil: new Date(Date.now() + waitMs), context }, history());
               if (!since) return ended(em, execution.id, withRetry());
               return { kind: 'delay', sequence, stepId: step.id, context, waitMs, ...withRetry() };
             }
 
             case 'WAIT_FOR_EVENT': {
               const wait = waitForEvent(step.config);
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'WAITING', output: { eventName: wait.eventName, timeoutMs: wait.timeoutMs } });
-              const since = await executionRepository.markWaiting(em, execution.id, step.id, {
-                eventName: wait.eventName,
-                waitUntil: wait.timeoutMs === null ? null : new Date(Date.now() + wait.timeoutMs),
-                context,
-              });
+              record({ ...row, status: 'WAITING', output: { eventName: wait.eventName, timeoutMs: wait.timeoutMs } });
+              const since = await executionRepository.markWaiting(
+                em,
+                execution.id,
+                step.id,
+                { eventName: wait.eventName, waitUntil: wait.timeoutMs === null ? null : new Date(Date.now() + wait.timeoutMs), context },
+                history(),
+              );
               if (!since) return ended(em, execution.id, withRetry());
               return { kind: 'wait', sequence, stepId: step.id, context, eventName: wait.eventName, timeoutMs: wait.timeoutMs, waitingSince: since.toISOString(), ...withRetry() };
             }
 
             case 'SEND_EMAIL': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return ended(em, execution.id, withRetry());
+              if (!contact) return endedMeanwhile();
               const sent = await sendEmailStep(em, services, {
                 projectId: execution.projectId,
                 executionId: execution.id,
@@ -141,22 +170,25 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
                 templateId: step.templateId,
               });
               retry.push(...sent.retry);
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { emailId: sent.emailId, to: sent.to, status: sent.status } });
+              record({ ...row, status: 'COMPLETED', output: { emailId: sent.emailId, to: sent.to, status: sent.status } });
               break;
             }
 
             case 'CONDITION': {
               const result = await evaluateCondition(em, { projectId: execution.projectId, contactId: execution.contactId, context, config: step.config });
               branch = result ? 'yes' : 'no';
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { result, branch } });
+              // Written now: evaluated again later, the answer could differ.
+              record({ ...row, status: 'COMPLETED', output: { result, branch } });
+              await writeHistory();
               break;
             }
 
             case 'UPDATE_CONTACT': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return ended(em, execution.id, withRetry());
+              if (!contact) return endedMeanwhile();
               const updated = await updateContactStep(em, { projectId: execution.projectId, contact, config: step.config });
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: updated.output });
+              record({ ...row, status: 'COMPLETED', output: updated.output });
+              await writeHistory();
               // Through the normal path: these events may start or wake executions (of this workflow too).
               await eventTriggers.afterEventsRecorded(execution.projectId, updated.events);
               await eventTriggers.afterContactsChanged(execution.projectId, [contact.id]);
@@ -165,15 +197,17 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
 
             case 'WEBHOOK': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return ended(em, execution.id, withRetry());
+              if (!contact) return endedMeanwhile();
               const answer = await webhookStep(em, config, { execution, step, contact, context, attempt: Context.current().info.attempt, maxAttempts: WEBHOOK_ATTEMPTS });
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: answer });
+              // Written now: the receiver is not to be called again.
+              record({ ...row, status: 'COMPLETED', output: answer });
+              await writeHistory();
               break;
             }
 
             case 'EXIT': {
-              await executionRepository.recordStep(em, execution.id, { ...row, status: 'COMPLETED', output: { reason: exitReason(step.config) } });
-              return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry());
+              record({ ...row, status: 'COMPLETED', output: { reason: exitReason(step.config) } });
+              return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
             }
 
             default:
@@ -182,29 +216,32 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
         }
       } catch (err) {
         if (err instanceof StepConfigError) {
-          await executionRepository.recordStep(em, execution.id, { ...row, status: 'FAILED', error: err.message });
-          return finished(em, execution.id, { status: 'FAILED', error: `Step "${step.name}" (${step.type}) failed: ${err.message}`, context }, withRetry());
+          record({ ...row, status: 'FAILED', error: err.message });
+          return finished(em, execution.id, { status: 'FAILED', error: `Step "${step.name}" (${step.type}) failed: ${err.message}`, context }, withRetry(), history());
         }
-        // A temporary webhook failure: Temporal tries again after its backoff (the steps before it are not repeated).
+        // A temporary failure (a webhook's 5xx, the database): Temporal tries again after its
+        // backoff. The rows of the steps before it are written first, so they are not repeated.
+        await writeHistory().catch(() => undefined);
         if (err instanceof WebhookStepRetry) throw err.cause;
         throw err;
       }
 
-      const next = nextStepId(await executionRepository.transitionsFrom(em, step.id), step.id, branch);
-      if (!next) return finished(em, execution.id, { status: 'COMPLETED', context }, withRetry());
+      const next = nextStepId(state.transitions, step.id, branch);
+      if (!next) return finished(em, execution.id, { status: 'COMPLETED', context }, withRetry(), history());
       sequence++;
       stepId = next;
     }
   }
 
   /** A step deleted from the definition before the walk reached it, or while the walk waited in it. */
-  async function stepGone(em: Em, executionId: string, sequence: number, stepId: string, whileWaiting: boolean, extras: OutcomeExtras): Promise<StepOutcome> {
+  async function stepGone(em: Em, executionId: string, sequence: number, stepId: string, whileWaiting: boolean, extras: OutcomeExtras, history: HistoryRow[] = []): Promise<StepOutcome> {
     const reason = whileWaiting
       ? `The step ${stepId} was deleted from the workflow while the execution waited in it`
       : `The step ${stepId} was deleted from the workflow before the execution reached it`;
-    await executionRepository.recordStep(em, executionId, { sequence, stepId, stepType: 'DELETED', status: 'SKIPPED', error: reason });
-    return finished(em, executionId, { status: 'EXITED', exitReason: reason }, extras);
+    return finished(em, executionId, { status: 'EXITED', exitReason: reason }, extras, [...history, { sequence, stepId, stepType: 'DELETED', status: 'SKIPPED', error: reason }]);
   }
+
+  const active = (state: WalkState | null): state is WalkState => !!state && (state.execution.status === 'RUNNING' || state.execution.status === 'WAITING');
 
   return {
     /**
@@ -213,13 +250,13 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
      */
     async runSteps(input: StepsInput): Promise<StepOutcome> {
       const em = orm.em.fork();
-      const execution = await executionRepository.findById(em, input.executionId);
-      if (!execution || (execution.status !== 'RUNNING' && execution.status !== 'WAITING')) return ended(em, input.executionId);
-      if (input.stepId) return walk(em, execution, { sequence: input.sequence, stepId: input.stepId, context: input.context }, {});
+      const state = await executionRepository.walkState(em, input.executionId, input.sequence);
+      if (!active(state)) return ended(em, input.executionId);
+      if (input.stepId) return walk(em, state, { sequence: input.sequence, stepId: input.stepId, context: input.context }, {});
       const extras = { maxHistoryEvents: config.executionHistoryEvents };
-      const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [execution.workflowId]);
-      if (!trigger) return finished(em, execution.id, { status: 'FAILED', error: 'The workflow has no TRIGGER step' }, extras);
-      return walk(em, execution, { sequence: 0, stepId: trigger.id, context: execution.context }, extras);
+      const trigger = [...state.steps.values()].find((s) => s.type === 'TRIGGER');
+      if (!trigger) return finished(em, state.execution.id, { status: 'FAILED', error: 'The workflow has no TRIGGER step' }, extras);
+      return walk(em, state, { sequence: 0, stepId: trigger.id, context: state.execution.context }, extras);
     },
 
     /**
@@ -231,17 +268,17 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
      */
     async finishWait(input: StepsInput & { stepId: string; outcome: 'ELAPSED' | 'EVENT' | 'TIMEOUT'; event?: ArrivedEvent }): Promise<StepOutcome> {
       const em = orm.em.fork();
-      const execution = await executionRepository.findById(em, input.executionId);
-      if (!execution || (execution.status !== 'RUNNING' && execution.status !== 'WAITING')) return ended(em, input.executionId);
-      const step = await executionRepository.step(em, execution.workflowId, input.stepId);
-      if (!step) return stepGone(em, execution.id, input.sequence, input.stepId, true, {});
+      const state = await executionRepository.walkState(em, input.executionId, input.sequence + 1);
+      if (!active(state)) return ended(em, input.executionId);
+      const step = state.steps.get(input.stepId);
+      if (!step) return stepGone(em, state.execution.id, input.sequence, input.stepId, true, {});
       const context = input.event ? { ...input.context, ...input.event.data } : input.context;
       const output = input.event ? { outcome: input.outcome, event: { id: input.event.eventId, name: input.event.name } } : { outcome: input.outcome };
-      await executionRepository.recordStep(em, execution.id, { sequence: input.sequence, stepId: step.id, stepType: step.type, status: 'COMPLETED', output });
-      const next = nextStepId(await executionRepository.transitionsFrom(em, step.id), step.id, input.outcome === 'ELAPSED' ? undefined : input.outcome);
-      if (!next) return finished(em, execution.id, { status: 'COMPLETED', context }, {});
-      if (!(await executionRepository.markRunning(em, execution.id, next, context))) return ended(em, execution.id);
-      return walk(em, execution, { sequence: input.sequence + 1, stepId: next, context }, {});
+      const row: HistoryRow = { sequence: input.sequence, stepId: step.id, stepType: step.type, status: 'COMPLETED', output };
+      const next = nextStepId(state.transitions, step.id, input.outcome === 'ELAPSED' ? undefined : input.outcome);
+      if (!next) return finished(em, state.execution.id, { status: 'COMPLETED', context }, {}, [row]);
+      if (!(await executionRepository.markRunning(em, state.execution.id, next, context, [row]))) return ended(em, state.execution.id);
+      return walk(em, state, { sequence: input.sequence + 1, stepId: next, context }, {});
     },
 
     /** Ends an execution from outside its walk (cancelled): its status, and the step it was in. */

@@ -214,16 +214,17 @@ async function main() {
       if (row.waiting_for_event !== 'walked-on') throw new Error('not waiting for the event');
     });
     await track('walker@example.org', 'walked-on', { go: true });
-    await save('workflowExecutionWorkflow-completed', `execution-${(await executionOf('walker@example.org')).id}`);
+    // The -completed, -timed-out and -cancelled files without localSteps were recorded before the steps ran as local activities.
+    await save('workflowExecutionWorkflow-localSteps-completed', `execution-${(await executionOf('walker@example.org')).id}`);
     await track('idler@example.org', 'walked');
-    await save('workflowExecutionWorkflow-timed-out', `execution-${(await executionOf('idler@example.org')).id}`);
+    await save('workflowExecutionWorkflow-localSteps-timed-out', `execution-${(await executionOf('idler@example.org')).id}`);
     await track('leaver@example.org', 'walked');
     const leaving = await executionOf('leaver@example.org');
     await eventually(async () => {
       if ((await executionOf('leaver@example.org')).status !== 'WAITING') throw new Error('not waiting');
     });
     await stack.http.delete(`/workflows/${walk.id}/executions/${leaving.id}`, { key: sender.project.secretKey });
-    await save('workflowExecutionWorkflow-cancelled', `execution-${leaving.id}`);
+    await save('workflowExecutionWorkflow-localSteps-cancelled', `execution-${leaving.id}`);
     await save('workflowExecutionSweepWorkflow-completed', await triggerSchedule(executionSweepScheduleId(stack.config.temporalTaskQueue)));
 
     // A campaign stopped by the monthly campaigns cap: 3 recipients, room for 2 more.

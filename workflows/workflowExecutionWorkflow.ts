@@ -7,7 +7,9 @@ import {
   defineQuery,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
@@ -18,12 +20,22 @@ import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../temporal-config/taskQueues';
 import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
 
-const { runSteps, finishWait, endExecution } = proxyActivities<WorkflowExecutionActivities>({
+const stepActivityOptions = {
   startToCloseTimeout: '2 minutes',
   // Database or transport trouble: keep trying. A step that cannot work (a deleted template, a
   // webhook that answers 4xx) is not an error of the activity: it ends the execution FAILED.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+} as const;
+/** How executions started before LOCAL_STEPS_PATCH ran their steps (kept so their histories replay). */
+const taskQueueSteps = proxyActivities<WorkflowExecutionActivities>(stepActivityOptions);
+/**
+ * The steps run as local activities, inside the workflow task that reaches them: an execution
+ * costs Temporal two workflow tasks (start, and the end of each wait) instead of a workflow task
+ * and an activity task per run of steps. The activities are idempotent (the step-history rows are
+ * checkpoints), which is what a local activity repeated after a worker crash needs.
+ */
+const localSteps = proxyLocalActivities<WorkflowExecutionActivities>(stepActivityOptions);
+const LOCAL_STEPS_PATCH = 'execution-steps-as-local-activities';
 
 // ---- Signals and queries ----------------------------------------------------------------------
 
@@ -81,6 +93,7 @@ const MAX_PENDING_EVENTS = 20;
  * wait ends. A `cancel` signal or Temporal's cancellation ends it CANCELLED.
  */
 export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): Promise<WorkflowExecutionResult> {
+  const { runSteps, finishWait, endExecution } = patched(LOCAL_STEPS_PATCH) ? localSteps : taskQueueSteps;
   let stepId: string | null = input.resume?.stepId ?? null;
   let sequence = input.resume?.sequence ?? 0;
   let context: Record<string, unknown> = input.resume?.context ?? {};

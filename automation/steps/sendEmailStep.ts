@@ -113,7 +113,10 @@ export async function sendEmailStep(
     if (err instanceof BillingLimitExceeded) throw new StepConfigError(`BILLING_LIMIT_EXCEEDED: ${err.message}`);
     throw err;
   }
-  const result = await deliverRecordedEmails(services, [id], `execution-${input.executionId}/${input.sequence}`);
-  const stored = await emailRepository.findById(em, input.projectId, id);
-  return { emailId: id, to, status: result.retry.length ? 'QUEUED' : (stored?.status ?? email.status), retry: result.retry };
+  const result = await deliverRecordedEmails(services, [id], `execution-${input.executionId}/${input.sequence}`, {
+    justRecorded: { senderDomain: { projectId: input.projectId, fromAddress: template.from, domain } },
+  });
+  const status = result.retry.length ? 'QUEUED' : result.sent ? 'SENT' : result.failed ? 'FAILED' : result.suppressed ? 'SUPPRESSED' : null;
+  // Nothing to deliver: recorded SUPPRESSED just now, or a repeated step finding its email already sent.
+  return { emailId: id, to, status: status ?? (await emailRepository.findById(em, input.projectId, id))?.status ?? email.status, retry: result.retry };
 }

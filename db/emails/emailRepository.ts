@@ -269,42 +269,41 @@ export const emailRepository = {
       error: 'error' in o ? o.error : null,
       provider_message_id: o.status === 'SENT' ? o.providerMessageId : null,
     }));
-    const rows = await em.transactional(async (tx) =>
-      tx.execute(
-        `with input as (
-           select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text)
-         ),
-         moved as (
-           -- Feedback that beat this write (an SES delivery notice, an open) already moved the
-           -- status forward: keep it, and still record when the mail left and its email.sent.
-           update emails e set
-             status = case when e.status = 'SENDING' then i.status else e.status end,
-             error = case when e.status = 'SENDING' then i.error else e.error end,
-             provider_message_id = coalesce(i.provider_message_id, e.provider_message_id),
-             sent_at = case when i.status = 'SENT' then coalesce(e.sent_at, now()) else e.sent_at end,
-             claimed_by = null, claimed_until = null, updated_at = now()
-           from input i
-           where e.id = i.id
-             and (e.status = 'SENDING'
-                  or (i.status = 'SENT' and e.sent_at is null and e.status in ('DELIVERED', 'OPENED', 'CLICKED', 'BOUNCED', 'COMPLAINED')))
-           returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.source, e.created_at, i.status as outcome, i.error as outcome_error
-         ),
-         -- An email that ends FAILED or SUPPRESSED no longer counts against its monthly cap.
-         released as (${usageCaps.releaseSql(`(select project_id, source, created_at from moved where outcome in ('FAILED', 'SUPPRESSED')) ended`)}),
-         recorded as (
-           insert into events (project_id, contact_id, name, source, email_id, data)
-           select m.project_id, m.contact_id,
-                  case m.outcome when 'SENT' then 'email.sent' else 'email.failed' end,
-                  'SYSTEM', m.id,
-                  jsonb_strip_nulls(jsonb_build_object('emailId', m.id, 'subject', m.subject, 'templateId', m.template_id,
-                    'campaignId', m.campaign_id, 'error', case when m.outcome = 'FAILED' then m.outcome_error end))
-           from moved m
-           where m.outcome in ('SENT', 'FAILED') and m.contact_id is not null
-           returning id, project_id, contact_id, name, created_at
-         )
-         select * from recorded`,
-        [JSON.stringify(input)],
-      ),
+    // One statement: atomic without a transaction of its own (two round trips fewer per wave).
+    const rows = await em.execute(
+      `with input as (
+         select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text)
+       ),
+       moved as (
+         -- Feedback that beat this write (an SES delivery notice, an open) already moved the
+         -- status forward: keep it, and still record when the mail left and its email.sent.
+         update emails e set
+           status = case when e.status = 'SENDING' then i.status else e.status end,
+           error = case when e.status = 'SENDING' then i.error else e.error end,
+           provider_message_id = coalesce(i.provider_message_id, e.provider_message_id),
+           sent_at = case when i.status = 'SENT' then coalesce(e.sent_at, now()) else e.sent_at end,
+           claimed_by = null, claimed_until = null, updated_at = now()
+         from input i
+         where e.id = i.id
+           and (e.status = 'SENDING'
+                or (i.status = 'SENT' and e.sent_at is null and e.status in ('DELIVERED', 'OPENED', 'CLICKED', 'BOUNCED', 'COMPLAINED')))
+         returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.source, e.created_at, i.status as outcome, i.error as outcome_error
+       ),
+       -- An email that ends FAILED or SUPPRESSED no longer counts against its monthly cap.
+       released as (${usageCaps.releaseSql(`(select project_id, source, created_at from moved where outcome in ('FAILED', 'SUPPRESSED')) ended`)}),
+       recorded as (
+         insert into events (project_id, contact_id, name, source, email_id, data)
+         select m.project_id, m.contact_id,
+                case m.outcome when 'SENT' then 'email.sent' else 'email.failed' end,
+                'SYSTEM', m.id,
+                jsonb_strip_nulls(jsonb_build_object('emailId', m.id, 'subject', m.subject, 'templateId', m.template_id,
+                  'campaignId', m.campaign_id, 'error', case when m.outcome = 'FAILED' then m.outcome_error end))
+         from moved m
+         where m.outcome in ('SENT', 'FAILED') and m.contact_id is not null
+         returning id, project_id, contact_id, name, created_at
+       )
+       select * from recorded`,
+      [JSON.stringify(input)],
     );
     for (const r of rows as any[]) {
       const list = byProject.get(r.project_id) ?? [];

@@ -70,6 +70,26 @@ export interface DefinitionTransition {
   waitOutcome: 'EVENT' | 'TIMEOUT' | null;
 }
 
+/** A step-history row to write: `ageMs` ago is when the step reached this status (rows may be written a little later, together). */
+export interface HistoryRow {
+  sequence: number;
+  stepId: string;
+  stepType: string;
+  status: ExecutionStepStatus;
+  output?: unknown;
+  error?: string | null;
+  ageMs?: number;
+}
+
+/** What a run of steps needs, read in one statement: the execution, its definition as it is now, and the rows an earlier attempt completed. */
+export interface WalkState {
+  execution: ExecutionRow;
+  steps: Map<string, DefinitionStep>;
+  transitions: DefinitionTransition[];
+  /** COMPLETED history rows from the asked position on. */
+  completed: ExecutionStepRow[];
+}
+
 const date = (value: unknown) => (value ? new Date(value as string) : null);
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
 const objectOr = (value: unknown): Record<string, unknown> => {
@@ -109,6 +129,46 @@ function toStep(row: Record<string, any>): ExecutionStepRow {
     completedAt: date(row.completed_at),
   };
 }
+
+function toDefinitionStep(r: Record<string, any>): DefinitionStep {
+  return { id: r.id, workflowId: r.workflow_id, type: r.type, name: r.name, config: objectOr(r.config), templateId: r.template_id };
+}
+
+function toTransition(r: Record<string, any>): DefinitionTransition {
+  return { id: r.id, fromStepId: r.from_step_id, toStepId: r.to_step_id, branch: r.branch, waitOutcome: r.wait_outcome };
+}
+
+/**
+ * The upsert of history rows, as a CTE for the statement that moves the execution (one round trip
+ * for both). A retried activity writes the same rows again; a row already final (COMPLETED,
+ * FAILED, SKIPPED, CANCELLED) is not moved back.
+ */
+const HISTORY_CTE = `history as (
+    insert into workflow_execution_steps (execution_id, sequence, step_id, step_type, status, output, error, started_at, completed_at)
+    select ?::uuid, h.sequence, h.step_id, h.step_type, h.status, h.output, h.error,
+           now() - make_interval(secs => h.age / 1000.0),
+           case when h.status in ('RUNNING', 'WAITING') then null else now() - make_interval(secs => h.age / 1000.0) end
+    from jsonb_to_recordset(?::jsonb) as h(sequence int, step_id uuid, step_type text, status text, output jsonb, error text, age double precision)
+    on conflict (execution_id, sequence) do update set
+      step_id = excluded.step_id, step_type = excluded.step_type, status = excluded.status,
+      output = excluded.output, error = excluded.error, completed_at = excluded.completed_at
+    where workflow_execution_steps.status in ('RUNNING', 'WAITING')
+  )`;
+
+const historyParams = (executionId: string, rows: HistoryRow[]) => [
+  executionId,
+  JSON.stringify(
+    rows.map((r) => ({
+      sequence: r.sequence,
+      step_id: r.stepId,
+      step_type: r.stepType,
+      status: r.status,
+      output: r.output === undefined ? null : r.output,
+      error: r.error ?? null,
+      age: Math.max(0, r.ageMs ?? 0),
+    })),
+  ),
+];
 
 /** The execution of contract section 12, with its step history when given. */
 export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]) {
@@ -313,15 +373,6 @@ export const executionRepository = {
     return rows.length ? toExecution(rows[0]) : null;
   },
 
-  /** History rows already COMPLETED from `sequence` on: what an earlier attempt of the same activity did. */
-  async completedStepsFrom(em: EntityManager, executionId: string, sequence: number): Promise<ExecutionStepRow[]> {
-    const rows = await em.execute(`select * from workflow_execution_steps where execution_id = ? and sequence >= ? and status = 'COMPLETED' order by sequence`, [
-      executionId,
-      sequence,
-    ]);
-    return rows.map(toStep);
-  },
-
   async steps(em: EntityManager, executionId: string): Promise<ExecutionStepRow[]> {
     const rows = await em.execute(`select * from workflow_execution_steps where execution_id = ? order by sequence`, [executionId]);
     return rows.map(toStep);
@@ -365,79 +416,93 @@ export const executionRepository = {
     return toStart(rows);
   },
 
-  // ---- What the execution's activities write -------------------------------------------------
+  // ---- What the execution's activities read and write ----------------------------------------
 
-  async step(em: EntityManager, workflowId: string, stepId: string): Promise<DefinitionStep | null> {
-    const rows = await em.execute(`select * from workflow_steps where workflow_id = ? and id = ?`, [workflowId, stepId]);
+  /**
+   * The execution, its workflow's steps and transitions as they are now, and the COMPLETED history
+   * rows from `fromSequence` on (what an earlier attempt of the same activity did): one statement.
+   */
+  async walkState(em: EntityManager, executionId: string, fromSequence: number): Promise<WalkState | null> {
+    const rows = await em.execute(
+      `select x.*,
+         (select coalesce(jsonb_agg(s), '[]') from workflow_steps s where s.workflow_id = x.workflow_id) as definition_steps,
+         (select coalesce(jsonb_agg(t order by t.created_at, t.id), '[]') from workflow_transitions t where t.workflow_id = x.workflow_id) as definition_transitions,
+         (select coalesce(jsonb_agg(h order by h.sequence), '[]') from workflow_execution_steps h
+           where h.execution_id = x.id and h.sequence >= ? and h.status = 'COMPLETED') as completed_steps
+       from workflow_executions x where x.id = ?`,
+      [fromSequence, executionId],
+    );
     if (!rows.length) return null;
     const r = rows[0];
-    return { id: r.id, workflowId: r.workflow_id, type: r.type, name: r.name, config: objectOr(r.config), templateId: r.template_id };
+    const steps = (json(r.definition_steps) as any[]).map(toDefinitionStep);
+    return {
+      execution: toExecution(r),
+      steps: new Map(steps.map((step) => [step.id, step])),
+      transitions: (json(r.definition_transitions) as any[]).map(toTransition),
+      completed: (json(r.completed_steps) as any[]).map(toStep),
+    };
   },
 
-  async transitionsFrom(em: EntityManager, stepId: string): Promise<DefinitionTransition[]> {
-    const rows = await em.execute(`select * from workflow_transitions where from_step_id = ? order by created_at, id`, [stepId]);
-    return rows.map((r: any) => ({ id: r.id, fromStepId: r.from_step_id, toStepId: r.to_step_id, branch: r.branch, waitOutcome: r.wait_outcome }));
+  /** Writes history rows (see HISTORY_CTE). */
+  async recordSteps(em: EntityManager, executionId: string, rows: HistoryRow[]): Promise<void> {
+    if (!rows.length) return;
+    await em.execute(`with ${HISTORY_CTE} select 1`, historyParams(executionId, rows));
+  },
+
+  /** Writes one history row (see HISTORY_CTE). */
+  async recordStep(em: EntityManager, executionId: string, row: HistoryRow): Promise<void> {
+    await this.recordSteps(em, executionId, [row]);
   },
 
   /**
-   * Writes the history row of one position of the walk; a retried activity writes the same row
-   * again. A row already final (COMPLETED, FAILED, SKIPPED, CANCELLED) is not moved back.
+   * RUNNING at `stepId` with `context`, writing `history` in the same statement. False when the
+   * execution is no longer active (cancelled meanwhile).
    */
-  async recordStep(
-    em: EntityManager,
-    executionId: string,
-    row: { sequence: number; stepId: string; stepType: string; status: ExecutionStepStatus; output?: unknown; error?: string | null },
-  ): Promise<void> {
-    const final = row.status !== 'RUNNING' && row.status !== 'WAITING';
-    await em.execute(
-      `insert into workflow_execution_steps (execution_id, sequence, step_id, step_type, status, output, error, completed_at)
-       values (?, ?, ?, ?, ?, ?::jsonb, ?, ${final ? 'now()' : 'null'})
-       on conflict (execution_id, sequence) do update set
-         step_id = excluded.step_id, step_type = excluded.step_type, status = excluded.status,
-         output = excluded.output, error = excluded.error, completed_at = excluded.completed_at
-       where workflow_execution_steps.status in ('RUNNING', 'WAITING')`,
-      [executionId, row.sequence, row.stepId, row.stepType, row.status, row.output === undefined ? null : JSON.stringify(row.output), row.error ?? null],
-    );
-  },
-
-  /** RUNNING at `stepId` with `context`. False when the execution is no longer active (cancelled meanwhile). */
-  async markRunning(em: EntityManager, id: string, stepId: string, context: Record<string, unknown>): Promise<boolean> {
+  async markRunning(em: EntityManager, id: string, stepId: string, context: Record<string, unknown>, history: HistoryRow[] = []): Promise<boolean> {
     const rows = await em.execute(
-      `update workflow_executions set status = 'RUNNING', current_step_id = ?, context = ?::jsonb,
+      `with ${HISTORY_CTE}
+       update workflow_executions set status = 'RUNNING', current_step_id = ?, context = ?::jsonb,
          waiting_for_event = null, wait_until = null, waiting_since = null, updated_at = now()
        where id = ? and status in ('RUNNING', 'WAITING') returning id`,
-      [stepId, JSON.stringify(context), id],
+      [...historyParams(id, history), stepId, JSON.stringify(context), id],
     );
     return rows.length > 0;
   },
 
-  /** WAITING in `stepId` (a DELAY until `waitUntil`, or a WAIT_FOR_EVENT for `eventName`). Answers when the wait began, or null when no longer active. */
+  /**
+   * WAITING in `stepId` (a DELAY until `waitUntil`, or a WAIT_FOR_EVENT for `eventName`), writing
+   * `history` in the same statement. Answers when the wait began, or null when no longer active.
+   */
   async markWaiting(
     em: EntityManager,
     id: string,
     stepId: string,
     wait: { eventName: string | null; waitUntil: Date | null; context: Record<string, unknown> },
+    history: HistoryRow[] = [],
   ): Promise<Date | null> {
     const rows = await em.execute(
-      `update workflow_executions set status = 'WAITING', current_step_id = ?, waiting_for_event = ?, wait_until = ?,
+      `with ${HISTORY_CTE}
+       update workflow_executions set status = 'WAITING', current_step_id = ?, waiting_for_event = ?, wait_until = ?,
          context = ?::jsonb, waiting_since = now(), updated_at = now()
        where id = ? and status in ('RUNNING', 'WAITING') returning waiting_since`,
-      [stepId, wait.eventName, wait.waitUntil, JSON.stringify(wait.context), id],
+      [...historyParams(id, history), stepId, wait.eventName, wait.waitUntil, JSON.stringify(wait.context), id],
     );
     return rows.length ? new Date(rows[0].waiting_since) : null;
   },
 
-  /** Ends an active execution; a finished one keeps its end. */
+  /** Ends an active execution, writing `history` in the same statement; a finished one keeps its end. */
   async finish(
     em: EntityManager,
     id: string,
     end: { status: 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED'; exitReason?: string | null; error?: string | null; context?: Record<string, unknown> },
+    history: HistoryRow[] = [],
   ): Promise<boolean> {
     const rows = await em.execute(
-      `update workflow_executions set status = ?, exit_reason = ?, error = ?, context = coalesce(?::jsonb, context),
+      `with ${HISTORY_CTE}
+       update workflow_executions set status = ?, exit_reason = ?, error = ?, context = coalesce(?::jsonb, context),
          waiting_for_event = null, wait_until = null, waiting_since = null, completed_at = now(), updated_at = now()
        where id = ? and status in ('RUNNING', 'WAITING') returning id`,
-      [end.status, end.exitReason ?? null, end.error ?? null, end.context ? JSON.stringify(end.context) : null, id],
+      [...historyParams(id, history), end.status, end.exitReason ?? null, end.error ?? null, end.context ? JSON.stringify(end.context) : null, id],
     );
     return rows.length > 0;
   },

@@ -3,7 +3,7 @@ import type { Config } from '../../lib/config';
 import type { EventTriggers } from '../../db/events/eventTriggers';
 import type { MailTransport } from '../mailTransport';
 import { emailRepository, type DeliveryOutcome, type EmailAttachment, type EmailRow } from '../../db/emails/emailRepository';
-import { domainRepository, type DkimSigningKey } from '../../db/domains/domainRepository';
+import { domainRepository, type DkimSigningKey, type DomainRow } from '../../db/domains/domainRepository';
 import { sendRecordedEmail } from './emailSender';
 import { recipientRefusal } from '../../db/emails/recipientRefusal';
 
@@ -38,12 +38,24 @@ export async function deliverRecordedEmails(
   services: DeliveryServices,
   emailIds: string[],
   owner: string,
-  options: { onWave?: (done: number) => void; waveSize?: number; shouldStop?: () => Promise<boolean> } = {},
+  options: {
+    onWave?: (done: number) => void;
+    waveSize?: number;
+    shouldStop?: () => Promise<boolean>;
+    /**
+     * For mail its caller recorded a moment ago, in the same activity: the recipient rule was
+     * applied as it was recorded, and the sender domain was just looked up. Delivery takes those
+     * answers rather than asking the database again.
+     */
+    justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
+  } = {},
 ): Promise<DeliveryAttemptResult> {
   const { orm } = services;
   const waveSize = options.waveSize ?? SEND_WAVE;
   const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
   const dkimKeys = new Map<string, DkimSigningKey | null>();
+  const known = options.justRecorded?.senderDomain;
+  if (known) dkimKeys.set(signingKeyCacheKey(known.projectId, known.fromAddress), known.domain ? domainRepository.dkimSigningKey(services.config.secret, known.domain) : null);
   const attachmentSets = new Map<string, EmailAttachment[]>();
   // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
   // untouched rather than held.
@@ -52,7 +64,7 @@ export async function deliverRecordedEmails(
     const em = orm.em.fork();
     const claimed = await emailRepository.claimForDelivery(em, emailIds.slice(i, i + waveSize), owner, CLAIM_HOLD_SECONDS);
     if (!claimed.length) continue;
-    const refusals = await refusedByRecipient(em, claimed);
+    const refusals = options.justRecorded ? new Map<string, string>() : await refusedByRecipient(em, claimed);
     const outcomes = await Promise.all(
       claimed.map(async (email): Promise<DeliveryOutcome> => {
         const refusal = refusals.get(email.id);
@@ -109,9 +121,11 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
   return refusals;
 }
 
+const signingKeyCacheKey = (projectId: string, fromAddress: string) => `${projectId} ${fromAddress.split('@')[1]}`;
+
 /** The DKIM key for the email's sender domain; undefined when the project no longer has that domain. */
 async function signingKey(services: DeliveryServices, email: EmailRow, cache: Map<string, DkimSigningKey | null>): Promise<DkimSigningKey | undefined> {
-  const key = `${email.projectId} ${email.fromAddress.split('@')[1]}`;
+  const key = signingKeyCacheKey(email.projectId, email.fromAddress);
   if (!cache.has(key)) {
     const domain = await domainRepository.findSigningDomain(services.orm.em.fork(), email.projectId, email.fromAddress);
     cache.set(key, domain ? domainRepository.dkimSigningKey(services.config.secret, domain) : null);
