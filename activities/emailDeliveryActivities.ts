@@ -8,12 +8,13 @@ export type { DeliveryAttemptResult };
 export function createEmailDeliveryActivities({ config, orm, mail, logger, eventTriggers }: ActivityDeps) {
   const services = { config, orm, transport: mail, eventTriggers };
   return {
-    /** One delivery attempt over recorded emails (mail/delivery/recordedEmailDelivery.ts), heartbeating after each wave. */
+    /** One delivery attempt over recorded emails (mail/delivery/recordedEmailDelivery.ts), heartbeating after each wave when it runs on the task queue. */
     async deliverEmails(input: { emailIds: string[] }): Promise<DeliveryAttemptResult> {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';
       const result = await deliverRecordedEmails(services, input.emailIds, `${workflowId}/${context.info.activityId}`, {
-        onWave: (done) => context.heartbeat({ done }),
+        // A local activity has no heartbeat of its own: its workflow task's timeout stands for it.
+        onWave: context.info.isLocal ? undefined : (done) => context.heartbeat({ done }),
       });
       if (result.retry.length) logger.warn({ emails: result.retry.length, workflowId }, 'temporary delivery failures; retrying later');
       return result;

@@ -105,6 +105,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
     for (const line of timeline) console.log(`  ${line}`);
 
     const accepted = atLoadEnd.accepted - start.accepted;
+    // How many delivery workflows the load made (each is a start and a workflow task for Temporal).
+    const [{ workflows }] = await orm.em.fork().execute(`select count(distinct delivery_workflow_id)::int as workflows from emails where project_id = ? and created_at >= ?`, [project.id, new Date(loadEnded - duration * 1000 - 1000)]);
     const delivered = drained.sent - start.sent;
     printFigures(`POST /v1/send, ${shape === 'batch' ? 'batched delivery workflows' : 'one workflow per email'}, ${rate} requests/s offered, 50 connections, ${duration} s`, {
       'accepted requests/s (mean)': Math.round(result.requests.average),
@@ -121,6 +123,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
       'seconds to drain it': drainSeconds.toFixed(1),
       'delivered/s overall (load + drain)': Math.round(delivered / (duration + drainSeconds)),
       'messages the sink received': sink.received - sinkAtStart,
+      'delivery workflows started': workflows,
+      'emails per delivery workflow': (accepted / Math.max(1, workflows)).toFixed(1),
     });
     const sample = sink.sample('Subject: Order');
     if (sample) {

@@ -134,12 +134,13 @@ async function main() {
       if (res.status !== 200) throw new Error(`send answered ${res.status}: ${res.text}`);
       return `send-${res.body.data.emails[0].email}`;
     };
-    await save('emailDeliveryWorkflow-sent', await sendTo('ok@example.org'));
+    // The emailDeliveryWorkflow files without localAttempts were recorded before attempts ran as local activities.
+    await save('emailDeliveryWorkflow-localAttempts-sent', await sendTo('ok@example.org'));
     smtp.failTemporarily('later@example.org', 1);
-    await save('emailDeliveryWorkflow-retried', await sendTo('later@example.org'));
-    await save('emailDeliveryWorkflow-refused', await sendTo('refused@example.org'));
+    await save('emailDeliveryWorkflow-localAttempts-retried', await sendTo('later@example.org'));
+    await save('emailDeliveryWorkflow-localAttempts-refused', await sendTo('refused@example.org'));
     smtp.failTemporarily('never@example.org', 10);
-    await save('emailDeliveryWorkflow-gave-up', await sendTo('never@example.org'));
+    await save('emailDeliveryWorkflow-localAttempts-gave-up', await sendTo('never@example.org'));
 
     // The sweep starts the delivery of mail an API process recorded but never scheduled.
     const stranded = await stack.http.post('/contacts', { email: 'stranded@example.org' }, { key: sender.project.secretKey });
@@ -150,7 +151,7 @@ async function main() {
     );
     const sweepRun = await triggerSchedule(deliverySweepScheduleId(stack.config.temporalTaskQueue));
     await save('emailDeliverySweepWorkflow-started', sweepRun);
-    await save('emailDeliveryWorkflow-swept', `send-${row.id}`);
+    await save('emailDeliveryWorkflow-localAttempts-swept', `send-${row.id}`);
 
     // Campaigns: sent now to a small audience, scheduled then cancelled, and cancelled by an operator.
     await stack.orm.em.fork().execute(
