@@ -41,7 +41,10 @@ export async function startApiServer(
   const executionTriggers = attachExecutionTriggers(orm, eventTriggers, { client: temporal.client, taskQueue: temporal.taskQueue, within: (fn) => temporal.within(fn) }, logger);
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
-    { maxBatch: config.deliveryBatchMax, maxInFlight: 4 },
+    // One round in flight: sends arriving meanwhile form the next round, so under load rounds
+    // grow and each carries more mail per delivery workflow (bench:send: 16 emails per workflow
+    // and 300 accepted/s with one round in flight, 7 and 277/s with four).
+    { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
   );
   const objectStore = createObjectStore(config);
   const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), capUsage: new CapUsageLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });

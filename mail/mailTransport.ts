@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Orm } from '../db/orm';
 import { OutboxMessageSchema } from '../db/entities/outboxMessage';
@@ -22,7 +23,7 @@ export interface OutgoingMail {
   /** Deterministic per email (`<id@host>`), so a retried delivery can be recognised as the same message. */
   messageId: string;
   attachments?: Array<{ filename: string; content: Buffer; contentType?: string; cid?: string; contentDisposition?: 'attachment' | 'inline' }>;
-  dkim?: { domainName: string; keySelector: string; privateKey: string; headerFieldNames?: string };
+  dkim?: { domainName: string; keySelector: string; privateKey: string | KeyObject; headerFieldNames?: string };
 }
 
 export interface SentMail {

