@@ -168,7 +168,9 @@ describe('sending a campaign', () => {
     const cancel = await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey });
     expect(cancel.status).toBe(200);
     const result = await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
-    expect(result).toMatchObject({ phase: 'CANCELLED', sent: 0 });
+    // CANCELLED when the run was waiting out the schedule; NOT_SENDABLE when the cancel landed
+    // before the run first read the campaign (a busy machine delays that first activity).
+    expect(result).toMatchObject({ phase: expect.stringMatching(/^(CANCELLED|NOT_SENDABLE)$/), sent: 0 });
     await new Promise((r) => setTimeout(r, 2500));
     expect(received('never')).toHaveLength(0);
     expect((await campaignOf(project, campaign.id)).status).toBe('CANCELLED');
