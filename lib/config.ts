@@ -68,6 +68,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   ATTACHMENTS_MAX_BYTES: z.coerce.number().int().min(0).max(30 * 1024 * 1024).default(10 * 1024 * 1024),
   DELIVERY_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(100),
   DELIVERY_RETRY_DELAYS: z
@@ -154,6 +155,8 @@ export interface Config {
   apiShutdownGraceMs: number;
   /** CSV imports one worker process runs at once; more wait in Temporal for a free slot. */
   importConcurrency: number;
+  /** The worker process's CPU niceness (0–19): on shared cores the API's requests come first. */
+  workerNice: number;
   /** Decoded size of one send's attachments together (contract 9: 10 MB by default). */
   attachmentsMaxBytes: number;
   /** Emails one delivery workflow carries; 1 = a `send-<emailId>` workflow per email. */
@@ -247,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
     importConcurrency: e.IMPORT_CONCURRENCY,
+    workerNice: e.WORKER_NICE,
     attachmentsMaxBytes: e.ATTACHMENTS_MAX_BYTES,
     deliveryBatchMax: e.DELIVERY_BATCH_MAX,
     deliveryRetryDelaysSeconds: e.DELIVERY_RETRY_DELAYS,

@@ -6,6 +6,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { ConfigError, loadConfig, requireSetting, type Config } from '../lib/config';
 import { createLogger, flushLogger, type Logger } from '../lib/logger';
+import { lowerWorkerPriority } from './processPriority';
 import { createOrm } from '../db/orm';
 import { createMailTransport } from '../mail/mailTransport';
 import { createWorker, describeConfig } from './createWorker';
@@ -45,6 +46,7 @@ async function connectToTemporal(config: Config, options: TemporalConnectionOpti
 async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
+  lowerWorkerPriority(config.workerNice, logger);
   // The Runtime's default shutdown signals (SIGINT, SIGTERM) make every worker stop polling and
   // wait up to shutdownGraceTime for running activities.
   installTemporalRuntime(logger);

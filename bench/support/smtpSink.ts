@@ -1,34 +1,26 @@
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
+import { fork } from 'node:child_process';
+import path from 'node:path';
 
 /**
  * An SMTP server that accepts everything and only counts it, so that the benchmark measures
  * Mailroom rather than a test server parsing MIME. It keeps the first few messages whole, to check
- * a DKIM signature.
+ * a DKIM signature. It runs as a child process (smtpSinkProcess.ts): in the benchmark's own
+ * process it would share an event loop with the load generator.
  */
 export async function startSmtpSink() {
+  const child = fork(path.join(__dirname, 'smtpSinkProcess.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let received = 0;
   const kept: Buffer[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      const keep = kept.length < 5;
-      stream.on('data', (c: Buffer) => {
-        if (keep) chunks.push(c);
-      });
-      stream.on('end', () => {
-        received++;
-        if (keep && kept.length < 5) kept.push(Buffer.concat(chunks));
-        callback();
-      });
-    },
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the SMTP sink exited (${code})`)));
+    child.on('message', (m: { port?: number; received?: number; message?: string }) => {
+      if (m.port) resolve(m.port);
+      if (m.received !== undefined) received = Math.max(received, m.received);
+      if (m.message) kept.push(Buffer.from(m.message, 'base64'));
+    });
   });
-  server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
+  child.removeAllListeners('exit');
   return {
     url: `smtp://127.0.0.1:${port}`,
     get received() {
@@ -36,6 +28,11 @@ export async function startSmtpSink() {
     },
     /** One of the first messages whose text contains `marker`. */
     sample: (marker: string) => kept.find((m) => m.includes(marker)) ?? null,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.disconnect();
+      }),
   };
 }
