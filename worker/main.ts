@@ -46,7 +46,7 @@ async function connectToTemporal(config: Config, options: TemporalConnectionOpti
 async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
-  lowerWorkerPriority(config.workerNice, logger);
+  const nice = lowerWorkerPriority(config.workerNice, logger);
   // The Runtime's default shutdown signals (SIGINT, SIGTERM) make every worker stop polling and
   // wait up to shutdownGraceTime for running activities.
   installTemporalRuntime(logger);
@@ -84,7 +84,7 @@ async function main() {
   const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
-  logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind }, 'worker started');
+  logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind, nice }, 'worker started');
   await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();

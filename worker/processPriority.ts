@@ -10,18 +10,20 @@ import type { Logger } from '../lib/logger';
  * Called before the worker starts any thread: on Linux a thread's niceness is its own, and threads
  * inherit it from the thread that creates them (Temporal's runtime, the workflow threads). A
  * worker alone on its machine or container loses nothing: niceness only orders competing work.
+ * Answers the niceness now in force (null when left alone), which 'worker started' reports.
  */
-export function lowerWorkerPriority(nice: number, logger: Logger): void {
-  if (nice <= 0) return;
+export function lowerWorkerPriority(nice: number, logger: Pick<Logger, 'warn'>): number | null {
+  if (nice <= 0) return null;
   try {
-    if (os.getPriority() >= nice) return;
+    if (os.getPriority() >= nice) return os.getPriority();
     os.setPriority(nice);
     // Threads Node started before this line (V8's helpers, for garbage collection and compiling)
     // keep their own niceness on Linux: lower theirs too.
     const tasks = fs.existsSync('/proc/self/task') ? fs.readdirSync('/proc/self/task') : [];
     for (const tid of tasks) os.setPriority(Number(tid), nice);
-    logger.info({ nice, threads: tasks.length || 1 }, 'worker CPU priority lowered');
+    return nice;
   } catch (err) {
     logger.warn({ err, nice }, 'could not lower the worker CPU priority');
+    return null;
   }
 }

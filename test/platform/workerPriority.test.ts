@@ -13,7 +13,7 @@ function nicenessAfter(nice: number): number[] {
     const { lowerWorkerPriority } = require('./worker/processPriority.ts');
     const { Worker } = require('node:worker_threads');
     const fs = require('node:fs');
-    lowerWorkerPriority(${nice}, { info() {}, warn(obj) { console.error(obj); } });
+    lowerWorkerPriority(${nice}, { warn(obj) { console.error(obj); } });
     const thread = new Worker('setTimeout(() => {}, 500)', { eval: true });
     thread.once('online', () => {
       const values = fs.readdirSync('/proc/self/task').map((tid) => {
