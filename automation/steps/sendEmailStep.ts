@@ -105,17 +105,23 @@ export async function sendEmailStep(
     // The delivery sweep's id for it, should this step die between recording and delivering.
     deliveryWorkflowId: `send-${id}`,
   };
+  let recordedNow: boolean;
   try {
     // Counted against the project's monthly `workflows` cap in the transaction that records it.
-    await recordCountedEmails(em, [email], { skipExistingIds: true });
+    recordedNow = (await recordCountedEmails(em, [email], { skipExistingIds: true })).has(id);
   } catch (err) {
     // A full cap stops the execution (FAILED, the reason in its error): nothing was recorded or sent.
     if (err instanceof BillingLimitExceeded) throw new StepConfigError(`BILLING_LIMIT_EXCEEDED: ${err.message}`);
     throw err;
   }
-  const result = await deliverRecordedEmails(services, [id], `execution-${input.executionId}/${input.sequence}`, {
-    justRecorded: { senderDomain: { projectId: input.projectId, fromAddress: template.from, domain } },
-  });
+  // Recorded just now: delivery takes this moment's recipient rule and sender domain. A repeated
+  // step finding its email recorded earlier lets delivery check both again.
+  const result = await deliverRecordedEmails(
+    services,
+    [id],
+    `execution-${input.executionId}/${input.sequence}`,
+    recordedNow ? { justRecorded: { senderDomain: { projectId: input.projectId, fromAddress: template.from, domain } } } : {},
+  );
   const status = result.retry.length ? 'QUEUED' : result.sent ? 'SENT' : result.failed ? 'FAILED' : result.suppressed ? 'SUPPRESSED' : null;
   // Nothing to deliver: recorded SUPPRESSED just now, or a repeated step finding its email already sent.
   return { emailId: id, to, status: status ?? (await emailRepository.findById(em, input.projectId, id))?.status ?? email.status, retry: result.retry };

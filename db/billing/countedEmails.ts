@@ -10,13 +10,14 @@ import { categoryOfSource, usageCaps, type UsageCategory } from './usageCaps';
  * and campaign batches through their own partial reservation.
  *
  * With `skipExistingIds`, emails whose id is already recorded (a repeated step) are left out and
- * counted nowhere: only what this call recorded is reserved.
+ * counted nowhere: only what this call recorded is reserved. Answers the ids it recorded.
  */
-export async function recordCountedEmails(em: EntityManager, emails: NewEmail[], options: { skipExistingIds?: boolean } = {}): Promise<void> {
-  await em.transactional(async (tx) => {
+export async function recordCountedEmails(em: EntityManager, emails: NewEmail[], options: { skipExistingIds?: boolean } = {}): Promise<Set<string>> {
+  return em.transactional(async (tx) => {
     const inserted = new Set(await emailRepository.insertMany(tx, emails, options));
     // A cap that cannot take them throws, and the rollback takes the rows back with it.
     await reserveFor(tx, emails.filter((e) => inserted.has(e.id)));
+    return inserted;
   });
 }
 

@@ -449,11 +449,6 @@ export const executionRepository = {
     await em.execute(`with ${HISTORY_CTE} select 1`, historyParams(executionId, rows));
   },
 
-  /** Writes one history row (see HISTORY_CTE). */
-  async recordStep(em: EntityManager, executionId: string, row: HistoryRow): Promise<void> {
-    await this.recordSteps(em, executionId, [row]);
-  },
-
   /**
    * RUNNING at `stepId` with `context`, writing `history` in the same statement. False when the
    * execution is no longer active (cancelled meanwhile).
