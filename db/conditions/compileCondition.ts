@@ -7,6 +7,7 @@ import {
   type Operator,
   type Unit,
 } from './conditionTree';
+import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 /** What compiling a `segment.<id>` reference needs to know of that segment. */
 export interface SegmentDefinition {
@@ -55,11 +56,6 @@ const EMAIL_COLUMNS = {
   bounced: 'bounced_at',
   complained: 'complained_at',
 } as const;
-
-/** A PostgreSQL text[] literal of a data path (bound as one parameter). */
-function pathLiteral(path: string[]): string {
-  return `{${path.map((p) => `"${p.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
-}
 
 /** `{ a: { b: value } }` for a path a.b: what `c.data @> ?` tests for equality of a leaf. */
 function containmentOf(path: string[], value: unknown): string {
@@ -195,7 +191,7 @@ export function compileCondition(tree: ConditionTree, options: CompileOptions): 
   }
 
   function dataFilter(path: string[], op: Operator, f: ConditionFilter): string {
-    const v = () => `(c.data #> ${p(pathLiteral(path))}::text[])`;
+    const v = () => `(c.data #> ${p(textArrayLiteral(path))}::text[])`;
     const has = (doc: unknown) => `(c.data @> ${p(containmentOf(path, doc))}::jsonb)`;
     const value = f.value;
     const exists = () => `(coalesce(jsonb_typeof(${v()}), 'null') <> 'null')`;

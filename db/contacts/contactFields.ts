@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 export type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array';
 
@@ -65,7 +66,7 @@ export const contactFields = {
       `select c.data #> ?::text[] as value, count(*) as n from contacts c
        where c.project_id = ? and c.data #> ?::text[] is not null
        group by 1 order by n desc, 1 limit ?`,
-      [`{${path.map((p) => JSON.stringify(p)).join(',')}}`, projectId, `{${path.map((p) => JSON.stringify(p)).join(',')}}`, limit],
+      [textArrayLiteral(path), projectId, textArrayLiteral(path), limit],
     );
     // jsonb arrives parsed by the driver.
     return rows.map((r) => r.value);
@@ -74,14 +75,14 @@ export const contactFields = {
   async countWith(em: EntityManager, projectId: string, path: string[]): Promise<number> {
     const [row] = await em.execute(`select count(*)::int as n from contacts where project_id = ? and data #> ?::text[] is not null`, [
       projectId,
-      `{${path.map((p) => JSON.stringify(p)).join(',')}}`,
+      textArrayLiteral(path),
     ]);
     return row.n;
   },
 
   /** Removes the field from every contact of the project; returns how many contacts had it. */
   async remove(em: EntityManager, projectId: string, path: string[]): Promise<number> {
-    const pathLiteral = `{${path.map((p) => JSON.stringify(p)).join(',')}}`;
+    const pathLiteral = textArrayLiteral(path);
     const [row] = await em.execute(
       `with changed as (
          update contacts set data = data #- ?::text[], updated_at = now()

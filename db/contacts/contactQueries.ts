@@ -52,14 +52,16 @@ export const contactQueries = {
     }
     const filterWhere = where.join(' and ');
     const filterParams = [...params];
-    const col = sortColumn[q.sort];
-    const op = q.dir === 'desc' ? '<' : '>';
+    // Both go into the SQL text, so they are read from fixed strings here, whatever the caller passed.
+    const col = q.sort === 'email' ? sortColumn.email : sortColumn.createdAt;
+    const dir = q.dir === 'asc' ? 'asc' : 'desc';
+    const op = dir === 'desc' ? '<' : '>';
     if (q.after) {
       where.push(`(${col}, id) ${op} (?, ?)`);
       params.push(q.sort === 'createdAt' ? new Date(q.after.v) : q.after.v, q.after.id);
     }
     const rows = await em.execute(
-      `select * from contacts where ${where.join(' and ')} order by ${col} ${q.dir}, id ${q.dir} limit ?`,
+      `select * from contacts where ${where.join(' and ')} order by ${col} ${dir}, id ${dir} limit ?`,
       [...params, q.limit + 1],
     );
     let total = 0;

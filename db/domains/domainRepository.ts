@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openWithSecret, sealWithSecret } from '../../lib/crypto';
 import { senderDomainCandidates } from './domainName';
+import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 export type DomainStatus = 'PENDING' | 'VERIFIED' | 'FAILED';
 
@@ -169,8 +170,7 @@ export const domainRepository = {
        where project_id = ? and status = 'VERIFIED' and domain = any(?::text[])
        order by length(domain) desc
        limit 1`,
-      // A PostgreSQL array literal: candidates are validated hostnames (letters, digits, hyphens, dots).
-      [projectId, `{${candidates.join(',')}}`],
+      [projectId, textArrayLiteral(candidates)],
     );
     return rows.length ? toDomain(rows[0]) : null;
   },
@@ -186,7 +186,7 @@ export const domainRepository = {
     const rows = await em.execute(
       `select * from domains where project_id = ? and domain = any(?::text[])
        order by (status = 'VERIFIED') desc, length(domain) desc limit 1`,
-      [projectId, `{${candidates.join(',')}}`],
+      [projectId, textArrayLiteral(candidates)],
     );
     return rows.length ? toDomain(rows[0]) : null;
   },

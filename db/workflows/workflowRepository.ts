@@ -434,9 +434,10 @@ export const workflowRepository = {
        where w.project_id = ? and exists (
          select 1 from workflow_steps s, lateral (select coalesce(s.config->>'field', '') as f) c
          where s.workflow_id = w.id and s.type = 'CONDITION'
-           and (c.f in (?, ?) or left(c.f, ?) = ? or left(c.f, ?) = ?))
+           and (c.f in (?, ?) or starts_with(c.f, ?) or starts_with(c.f, ?)))
        order by w.created_at, w.id`,
-      [projectId, field, `contact.${field}`, field.length + 1, `${field}.`, field.length + 9, `contact.${field}.`],
+      // starts_with, not left(c.f, n): n would be JavaScript's UTF-16 length, PostgreSQL counts code points.
+      [projectId, field, `contact.${field}`, `${field}.`, `contact.${field}.`],
     );
   },
 

@@ -280,3 +280,114 @@ describe('contact fields', () => {
     expect((await stack.http.delete('/contacts/fields/email', k())).status).toBe(400);
   });
 });
+
+/**
+ * Keys that need escaping somewhere between the URL, the JSON body and PostgreSQL's text[] literal
+ * of a data path. Each has a decoy: the key a careless escaping would name instead (JSON writes a
+ * newline as `\n`, which PostgreSQL's array parser reads as the letter `n`).
+ */
+describe('contact fields with hostile keys', () => {
+  const hostile: Array<{ key: string; decoy: string }> = [
+    { key: 'a\nb', decoy: 'anb' },
+    { key: 'a\tb', decoy: 'atb' },
+    { key: 'q"uote', decoy: 'quote' },
+    { key: 'back\\slash', decoy: 'backslash' },
+    { key: 'brace{,}', decoy: 'brace' },
+    { key: ' padded ', decoy: 'padded' },
+    { key: 'ünï😀', decoy: 'uni' },
+  ];
+  let hostileProject: TestProject;
+  const k = () => ({ key: hostileProject.secretKey });
+  const fieldUrl = (key: string, suffix = '') => `/contacts/fields/${encodeURIComponent(`data.${key}`)}${suffix}`;
+
+  beforeEach(async () => {
+    ({ project: hostileProject } = await accountWithProject(stack.http));
+    const data = Object.fromEntries(hostile.flatMap(({ key, decoy }) => [[key, `value of ${key}`], [decoy, `decoy ${decoy}`]]));
+    expect((await stack.http.post('/contacts', { email: 'h1@example.com', data }, k())).status).toBe(201);
+    // h2 holds only the decoys, so a count of the wrong key differs from the right one.
+    const decoys = Object.fromEntries(hostile.map(({ decoy }) => [decoy, `decoy ${decoy}`]));
+    expect((await stack.http.post('/contacts', { email: 'h2@example.com', data: decoys }, k())).status).toBe(201);
+  });
+
+  const contactData = async (email: string) => {
+    const res = await stack.http.get(`/contacts?search=${encodeURIComponent(email)}`, k());
+    return res.body.data[0].data as Record<string, unknown>;
+  };
+
+  it('stores, lists and reads each key exactly as written', async () => {
+    const data = await contactData('h1@example.com');
+    for (const { key, decoy } of hostile) {
+      expect(data[key]).toBe(`value of ${key}`);
+      expect(data[decoy]).toBe(`decoy ${decoy}`);
+    }
+    const listed = (await stack.http.get('/contacts/fields', k())).body.fields.map((f: { field: string }) => f.field);
+    for (const { key } of hostile) expect(listed).toContain(`data.${key}`);
+    for (const { key } of hostile) {
+      const values = await stack.http.get(fieldUrl(key, '/values'), k());
+      expect(values.status).toBe(200);
+      expect(values.body).toMatchObject({ field: `data.${key}`, values: [`value of ${key}`] });
+      const usage = await stack.http.get(fieldUrl(key, '/usage'), k());
+      expect(usage.body).toMatchObject({ field: `data.${key}`, contactCount: 1, canDelete: true });
+    }
+  });
+
+  it('deletes each key from every contact and leaves its decoy alone', async () => {
+    for (const { key } of hostile) {
+      const res = await stack.http.delete(fieldUrl(key), k());
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ field: `data.${key}`, deletedFrom: 1 });
+    }
+    const expectedDecoys = Object.fromEntries(hostile.map(({ decoy }) => [decoy, `decoy ${decoy}`]));
+    expect(await contactData('h1@example.com')).toEqual(expectedDecoys);
+    expect(await contactData('h2@example.com')).toEqual(expectedDecoys);
+  });
+
+  it('removes one key with a contact update (null) and keeps the rest', async () => {
+    const id = (await stack.http.get('/contacts?search=h1%40example.com', k())).body.data[0].id;
+    const res = await stack.http.patch(`/contacts/${id}`, { data: { 'a\nb': null, 'q"uote': null } }, k());
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body.data)).not.toContain('a\nb');
+    expect(Object.keys(res.body.data)).not.toContain('q"uote');
+    expect(res.body.data).toMatchObject({ anb: 'decoy anb', quote: 'decoy quote', 'a\tb': 'value of a\tb' });
+  });
+
+  it('matches segment conditions on the key itself, and a segment using the key blocks its deletion only', async () => {
+    for (const { key } of hostile) {
+      const condition = { logic: 'AND', groups: [{ filters: [{ field: `data.${key}`, operator: 'exists' }] }] };
+      const segment = await stack.http.post('/segments', { name: `uses ${JSON.stringify(key)}`, condition }, k());
+      expect(segment.status).toBe(201);
+      expect(segment.body.memberCount).toBe(1);
+      const equals = { logic: 'AND', groups: [{ filters: [{ field: `data.${key}`, operator: 'equals', value: `value of ${key}` }] }] };
+      const counted = await stack.http.post('/segments', { name: `equals ${JSON.stringify(key)}`, condition: equals }, k());
+      expect(counted.body.memberCount).toBe(1);
+    }
+    for (const { key, decoy } of hostile) {
+      const blocked = await stack.http.delete(fieldUrl(key), k());
+      expect(blocked.status).toBe(409);
+      expect((await stack.http.get(fieldUrl(decoy, '/usage'), k())).body).toMatchObject({ segments: [], contactCount: 2, canDelete: true });
+    }
+  });
+
+  it('reads a dot in a field name as a path separator (contract 5): a key holding a dot is stored but not addressed', async () => {
+    const res = await stack.http.post('/contacts', { email: 'dots@example.com', data: { 'dot.ted': 'flat', dot: { ted: 'nested' } } }, k());
+    expect(res.body.data).toMatchObject({ 'dot.ted': 'flat', dot: { ted: 'nested' } });
+    expect((await stack.http.get(fieldUrl('dot.ted', '/values'), k())).body.values).toEqual(['nested']);
+    const condition = { logic: 'AND', groups: [{ filters: [{ field: 'data.dot.ted', operator: 'equals', value: 'flat' }] }] };
+    const segment = await stack.http.post('/segments', { name: 'flat dot', condition }, k());
+    expect(segment.body.memberCount).toBe(0);
+    expect((await stack.http.delete(`/segments/${segment.body.id}`, k())).status).toBe(204);
+    expect((await stack.http.delete(fieldUrl('dot.ted'), k())).body).toEqual({ field: 'data.dot.ted', deletedFrom: 1 });
+    expect(await contactData('dots@example.com')).toEqual({ 'dot.ted': 'flat', dot: {} });
+  });
+
+  it('finds a workflow CONDITION that reads a path under a unicode key', async () => {
+    const workflow = await stack.http.post('/workflows', { name: 'Reads ünï😀', eventName: 'signed_up' }, k());
+    expect(workflow.status).toBe(201);
+    const step = await stack.http.post(`/workflows/${workflow.body.id}/steps`, { type: 'CONDITION', config: { field: 'contact.data.ünï😀.tier', operator: 'exists' } }, k());
+    expect(step.status).toBe(201);
+    const usage = await stack.http.get(fieldUrl('ünï😀', '/usage'), k());
+    expect(usage.body).toMatchObject({ workflows: [{ id: workflow.body.id, name: 'Reads ünï😀' }], canDelete: false });
+    expect((await stack.http.delete(fieldUrl('ünï😀'), k())).status).toBe(409);
+    expect((await stack.http.get(fieldUrl('uni', '/usage'), k())).body).toMatchObject({ workflows: [], canDelete: true });
+  });
+});
