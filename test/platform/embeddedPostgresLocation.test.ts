@@ -16,6 +16,8 @@ import { testEnv } from '../support/testStack';
  * CI runs as root; as any other user PostgreSQL runs as that user and the cluster stays in DATA_DIR.
  */
 const asRoot = process.getuid?.() === 0;
+/** The user PostgreSQL runs as: the `postgres` system user as root (created by the first start if missing), else whoever runs the tests. */
+const postgresRunsAs = () => (asRoot ? postgresUserIds()! : { uid: process.getuid!(), gid: process.getgid!() });
 const root = path.resolve(__dirname, '../..');
 
 describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () => {
@@ -79,16 +81,16 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
     expect(fs.statSync(privateDir).mode & 0o777).toBe(0o700);
 
     const first = await start();
-    if (asRoot) {
-      // A folder of Mailroom's own the postgres user can reach, logged, and linked from DATA_DIR.
-      expect(first.clusterDir).toMatch(new RegExp(`^${RELOCATED_CLUSTERS_DIR}/postgres-[0-9a-f]{12}$`));
-      expect(fs.statSync(RELOCATED_CLUSTERS_DIR).mode & 0o777).toBe(0o755);
-      const cluster = fs.statSync(first.clusterDir);
-      expect({ owner: cluster.uid, mode: cluster.mode & 0o777 }).toEqual({ owner: postgresUserIds()!.uid, mode: 0o700 });
-      expect(fs.readlinkSync(requested)).toBe(first.clusterDir);
-    } else {
-      expect(first.clusterDir).toBe(requested);
-    }
+    // As root: a folder of Mailroom's own the postgres user can reach, logged, and linked from
+    // DATA_DIR. As anyone else: DATA_DIR/postgres itself.
+    expect(first.clusterDir).toMatch(asRoot ? new RegExp(`^${RELOCATED_CLUSTERS_DIR}/postgres-[0-9a-f]{12}$`) : new RegExp(`^${requested}$`));
+    // Either way: DATA_DIR/postgres leads to the cluster, which belongs to the user PostgreSQL
+    // runs as, is private to it, and can be reached by it through every folder above.
+    expect(fs.realpathSync(requested)).toBe(fs.realpathSync(first.clusterDir));
+    const cluster = fs.statSync(first.clusterDir);
+    expect({ owner: cluster.uid, mode: cluster.mode & 0o777 }).toEqual({ owner: postgresRunsAs().uid, mode: 0o700 });
+    const listing = spawnSync('ls', [first.clusterDir], { encoding: 'utf8', cwd: '/', ...postgresRunsAs() });
+    expect({ status: listing.status, hasVersionFile: listing.stdout.split('\n').includes('PG_VERSION') }).toEqual({ status: 0, hasVersionFile: true });
     // DATA_DIR keeps everything else.
     expect(fs.statSync(dataDir).isDirectory()).toBe(true);
     expect((await post(`${first.url}/auth/signup`, { email: 'kept@example.com', password: 'a durable password' })).status).toBe(201);
@@ -101,9 +103,9 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
 
-    // Were the link lost, the same data directory still leads to the same cluster.
-    fs.rmSync(requested, { force: true });
-    if (asRoot) expect(embeddedPostgresClusterDir(requested)).toBe(first.clusterDir);
+    // The same data directory leads to the same cluster, even were the link (as root) lost.
+    if (fs.lstatSync(requested).isSymbolicLink()) fs.rmSync(requested);
+    expect(embeddedPostgresClusterDir(requested)).toBe(first.clusterDir);
   }, 240_000);
 
   it('keeps a cluster where it was asked for when the postgres user can reach it', () => {
@@ -133,18 +135,14 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
 
       programs = reachablePostgresPrograms(path.join(pkg, 'native'), postgresUserIds());
 
-      const ids = asRoot ? { uid: postgresUserIds()!.uid, gid: postgresUserIds()!.gid } : {};
-      const run = spawnSync(path.join(programs, 'bin', 'postgres'), ['--version'], { encoding: 'utf8', cwd: '/', ...ids });
+      // As root the programs are copied where the postgres user can reach them; otherwise they stay put.
+      expect(programs).toBe(asRoot ? path.join(RELOCATED_CLUSTERS_DIR, `postgres-programs-${version}`) : path.join(pkg, 'native'));
+      const run = spawnSync(path.join(programs, 'bin', 'postgres'), ['--version'], { encoding: 'utf8', cwd: '/', ...postgresRunsAs() });
       expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^postgres \(PostgreSQL\) \d+/) });
-      if (asRoot) {
-        expect(programs).toBe(path.join(RELOCATED_CLUSTERS_DIR, `postgres-programs-${version}`));
-        // initdb finds its share/ files next to itself: the copy is complete.
-        const initdb = spawnSync(path.join(programs, 'bin', 'initdb'), ['--version'], { encoding: 'utf8', cwd: '/', ...ids });
-        expect(initdb.status).toBe(0);
-        expect(fs.existsSync(path.join(programs, 'share', 'postgresql', 'postgresql.conf.sample'))).toBe(true);
-      } else {
-        expect(programs).toBe(path.join(pkg, 'native'));
-      }
+      // initdb finds its share/ files next to itself: wherever they are, the programs are complete.
+      const initdb = spawnSync(path.join(programs, 'bin', 'initdb'), ['--version'], { encoding: 'utf8', cwd: '/', ...postgresRunsAs() });
+      expect(initdb.status).toBe(0);
+      expect(fs.existsSync(path.join(programs, 'share', 'postgresql', 'postgresql.conf.sample'))).toBe(true);
     } finally {
       fs.rmSync(clone, { recursive: true, force: true });
       if (programs?.startsWith(`${RELOCATED_CLUSTERS_DIR}/`)) fs.rmSync(programs, { recursive: true, force: true });
