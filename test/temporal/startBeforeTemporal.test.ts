@@ -53,7 +53,7 @@ it('starts before Temporal, sets the namespace up itself, imports to the last ro
   const apiProcess = spawnService('api/main.ts', env);
   worker = spawnService('worker/main.ts', env);
   const listening = await apiProcess.waitForLine((l) => l.msg === 'api listening', 120_000);
-  api = Object.assign(apiProcess, { url: `http://127.0.0.1:${listening.port}` });
+  api = Object.assign(apiProcess, { url: `http://127.0.0.1:${Number(listening.port)}` });
   const http = new HttpClient(api.url);
   const workerHealth = new HttpClient(`http://127.0.0.1:${workerHealthPort}`);
 
@@ -116,5 +116,6 @@ it('starts before Temporal, sets the namespace up itself, imports to the last ro
   for (const line of worker.stdout) expect(() => JSON.parse(line)).not.toThrow();
   for (const line of api.stdout) expect(() => JSON.parse(line)).not.toThrow();
   expect(worker.lines).toContainEqual(expect.objectContaining({ source: 'temporal', sdkComponent: 'core', target: expect.any(String) }));
+  // eslint-disable-next-line no-console -- the timings, for the person reading the run
   console.log(`core log lines forwarded: ${worker.lines.filter((l) => l.sdkComponent === 'core').length}; healthy after ${healthy.ms} ms; work accepted again after ${back.ms} ms`);
 }, 400_000);
