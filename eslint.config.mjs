@@ -9,6 +9,7 @@ import tseslint from 'typescript-eslint';
 import jest from 'eslint-plugin-jest';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
+import boundaries from 'eslint-plugin-boundaries';
 
 export default tseslint.config(
   {
@@ -40,7 +41,10 @@ export default tseslint.config(
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
       // A switch over a union handles every member or says `default:` (many here do, on purpose).
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       // Off: raw SQL rows (`em.execute`) and JSON response bodies in tests are `any` by design;
       // the no-unsafe-* family reported about 3,000 uses of them and nothing else.
       '@typescript-eslint/no-explicit-any': 'off',
@@ -62,6 +66,36 @@ export default tseslint.config(
   {
     files: ['{api,activities,automation,db,lib,mail,temporal-config,worker,workflows}/**/*.ts', 'test/**/*.ts'],
     rules: { 'no-console': 'error' },
+  },
+
+  // Workflow code is bundled for Temporal's deterministic sandbox: it imports values only from
+  // workflows/ and temporal-config/ (and packages); from the rest of the code, types only.
+  {
+    files: ['workflows/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
+      'boundaries/elements': ['workflows', 'temporal-config', 'activities', 'api', 'automation', 'db', 'lib', 'mail', 'worker', 'scripts', 'test', 'bench'].map(
+        (dir) => ({ type: dir, pattern: `${dir}/**`, partialMatch: false }),
+      ),
+    },
+    rules: {
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'allow',
+          policies: [
+            {
+              from: { element: { type: 'workflows' } },
+              disallow: { to: { element: { type: '*' } } },
+              message: 'Workflow code imports values only from workflows/ and temporal-config/ (types from anywhere): it runs in the deterministic sandbox',
+            },
+            { from: { element: { type: 'workflows' } }, allow: { to: { element: { types: { anyOf: ['workflows', 'temporal-config'] } } } } },
+            { from: { element: { type: 'workflows' } }, allow: { to: { element: { type: '*' } }, dependency: { kind: 'type' } } },
+          ],
+        },
+      ],
+    },
   },
 
   // Tests: the jest rules that catch tests which assert nothing, never run, or assert only sometimes.
