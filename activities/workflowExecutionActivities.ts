@@ -64,7 +64,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
   async function ended(em: Em, executionId: string, extras: OutcomeExtras = {}): Promise<StepOutcome> {
     const execution = await executionRepository.findById(em, executionId);
     const status = execution && execution.status !== 'RUNNING' && execution.status !== 'WAITING' ? execution.status : 'CANCELLED';
-    return { kind: 'ended', status: status as EndStatus, ...extras };
+    return { kind: 'ended', status, ...extras };
   }
 
   async function finished(
@@ -126,7 +126,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
       try {
         if (before && before.stepId === step.id && step.type !== 'DELAY' && step.type !== 'WAIT_FOR_EVENT') {
           const output = (before.output ?? {}) as Record<string, unknown>;
-          if (step.type === 'EXIT') return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
+          if (step.type === 'EXIT') return await finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
           if (step.type === 'CONDITION') branch = output.branch as 'yes' | 'no';
           if (step.type === 'SEND_EMAIL' && output.status === 'QUEUED') retry.push(output.emailId as string);
         } else {
@@ -139,7 +139,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
               const waitMs = delayMs(step.config);
               record({ ...row, status: 'WAITING', output: { waitMs } });
               const since = await executionRepository.markWaiting(em, execution.id, step.id, { eventName: null, waitUntil: new Date(Date.now() + waitMs), context }, history());
-              if (!since) return ended(em, execution.id, withRetry());
+              if (!since) return await ended(em, execution.id, withRetry());
               return { kind: 'delay', sequence, stepId: step.id, context, waitMs, ...withRetry() };
             }
 
@@ -153,13 +153,13 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
                 { eventName: wait.eventName, waitUntil: wait.timeoutMs === null ? null : new Date(Date.now() + wait.timeoutMs), context },
                 history(),
               );
-              if (!since) return ended(em, execution.id, withRetry());
+              if (!since) return await ended(em, execution.id, withRetry());
               return { kind: 'wait', sequence, stepId: step.id, context, eventName: wait.eventName, timeoutMs: wait.timeoutMs, waitingSince: since.toISOString(), ...withRetry() };
             }
 
             case 'SEND_EMAIL': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return endedMeanwhile();
+              if (!contact) return await endedMeanwhile();
               const sent = await sendEmailStep(em, services, {
                 projectId: execution.projectId,
                 executionId: execution.id,
@@ -185,7 +185,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
 
             case 'UPDATE_CONTACT': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return endedMeanwhile();
+              if (!contact) return await endedMeanwhile();
               const updated = await updateContactStep(em, { projectId: execution.projectId, contact, config: step.config });
               record({ ...row, status: 'COMPLETED', output: updated.output });
               await writeHistory();
@@ -197,7 +197,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
 
             case 'WEBHOOK': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
-              if (!contact) return endedMeanwhile();
+              if (!contact) return await endedMeanwhile();
               const answer = await webhookStep(em, config, { execution, step, contact, context, attempt: Context.current().info.attempt, maxAttempts: WEBHOOK_ATTEMPTS });
               // Written now: the receiver is not to be called again.
               record({ ...row, status: 'COMPLETED', output: answer });
@@ -207,7 +207,7 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
 
             case 'EXIT': {
               record({ ...row, status: 'COMPLETED', output: { reason: exitReason(step.config) } });
-              return finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
+              return await finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
             }
 
             default:

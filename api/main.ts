@@ -41,7 +41,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
+  // eslint-disable-next-line no-console -- main() failed, perhaps before the logger existed: one JSON line straight to stderr
   console.error(JSON.stringify({ level: 'fatal', msg: 'api crashed', error: String(err?.stack ?? err) }));
   process.exit(1);
 });

@@ -48,7 +48,10 @@ export async function startApiServer(
   );
   const objectStore = createObjectStore(config);
   const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), capUsage: new CapUsageLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });
-  const server = http.createServer(app.callback());
+  const handleRequest = app.callback();
+  // Koa settles every request itself (its error handling answers, ctx.onerror logs): the promise
+  // it returns per request never rejects, and nothing waits for it.
+  const server = http.createServer((req, res) => void handleRequest(req, res));
   // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

@@ -52,7 +52,7 @@ export interface EmbeddedPostgres {
   /** Where the cluster really is (options.dataDir unless it was relocated). */
   dataDir: string;
   /** Stops the server (fast shutdown: open sessions are disconnected); safe to call more than once. */
-  stop(): Promise<void>;
+  stop: () => Promise<void>;
 }
 
 const USER = POSTGRES_SYSTEM_USER;

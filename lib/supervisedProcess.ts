@@ -88,7 +88,7 @@ export class SupervisedProcess {
     const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     this.child = child;
     this.startedAt = Date.now();
-    const streamsDone = [this.passThrough(child.stdout!, process.stdout), this.passThrough(child.stderr!, process.stderr)];
+    const streamsDone = [this.passThrough(child.stdout, process.stdout), this.passThrough(child.stderr, process.stderr)];
     this.closed = Promise.all(streamsDone).then(() => undefined);
     let exited = false;
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {

@@ -19,7 +19,7 @@ import { billingUsageReportScheduleId, deliverySweepScheduleId, domainRecheckSch
 import { startStripeServer } from '../test/support/stripeServer';
 import Stripe from 'stripe';
 import { startWebhookReceiver } from '../test/support/webhookReceiver';
-import { chain, insertWorkflow } from '../test/workflows/workflowDefinitionRows';
+import { insertWorkflow } from '../test/workflows/workflowDefinitionRows';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { startSmtpServer } from '../test/support/smtpServer';
 import { projectWithVerifiedDomain } from '../test/support/sendingProject';

@@ -20,7 +20,7 @@ import { startTemporalDevServer } from '../temporal-config/devServer';
 import type { TemporalDevServer } from '../temporal-config/devServer';
 import { runMigrations } from '../db/migrate';
 import { SupervisedProcess } from '../lib/supervisedProcess';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('./temporal-binary.cjs') as { ensureTemporalBinary: () => string };
 
 const ROOT = path.resolve(__dirname, '..');

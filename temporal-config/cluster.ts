@@ -30,7 +30,7 @@ export interface TemporalClusterOptions {
 
 export interface TemporalCluster {
   address: string;
-  stop(): Promise<void>;
+  stop: () => Promise<void>;
 }
 
 function sqlToolArgs(opts: TemporalClusterOptions, database: string): string[] {

@@ -46,7 +46,7 @@ export interface TemporalDevServer {
   /** The Web UI, unless headless. */
   uiUrl?: string;
   /** SIGTERM, wait for exit (SIGKILL after 10 s); safe to call more than once. */
-  stop(): Promise<void>;
+  stop: () => Promise<void>;
 }
 
 const READY_TIMEOUT_MS = 60_000;

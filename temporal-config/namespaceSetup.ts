@@ -113,7 +113,7 @@ async function ensureNamespace(services: TemporalServices, options: NamespaceSet
 
 async function customSearchAttributes(services: TemporalServices, namespace: string): Promise<Record<string, number>> {
   const { customAttributes } = await bounded(services, () => services.operatorService.listSearchAttributes({ namespace }));
-  return (customAttributes ?? {}) as Record<string, number>;
+  return (customAttributes ?? {});
 }
 
 async function ensureSearchAttributes(services: TemporalServices, options: NamespaceSetupOptions): Promise<void> {

@@ -1,6 +1,5 @@
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../lib/config';
-import type { Logger } from '../lib/logger';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
 import { deliveryTaskQueue, importTaskQueue } from '../temporal-config/taskQueues';
@@ -66,7 +65,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
     connection,
     namespace: config.temporalNamespace,
     taskQueue: importTaskQueue(config.temporalTaskQueue),
-    activities: { importContactsBatches: activities.importContactsBatches },
+    // Bound: Temporal calls an activity as a plain function, whatever object it was taken from.
+    activities: { importContactsBatches: activities.importContactsBatches.bind(activities) },
     interceptors: { activity: [activityFailureLogging(options.logger)] },
     maxConcurrentActivityTaskExecutions: config.importConcurrency,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
@@ -77,8 +77,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
     taskQueue: deliveryTaskQueue(config.temporalTaskQueue),
     ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
     activities: {
-      deliverEmails: activities.deliverEmails,
-      failUndeliveredEmails: activities.failUndeliveredEmails,
+      deliverEmails: activities.deliverEmails.bind(activities),
+      failUndeliveredEmails: activities.failUndeliveredEmails.bind(activities),
     },
     interceptors: {
       ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),

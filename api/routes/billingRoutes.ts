@@ -107,7 +107,7 @@ export function billingRoutes(deps: ApiDeps) {
     const checkout = await callStripe('start a checkout', () =>
       stripe.checkout.sessions.create({
         mode: 'subscription',
-        customer: account!.stripeCustomerId,
+        customer: account.stripeCustomerId,
         client_reference_id: project.id,
         line_items: [{ price: settings.priceId }],
         success_url: body.successUrl ?? `${config.publicUrl}/billing?checkout=success`,

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, notFound, payloadTooLarge } from '../http/errors';
+import { badRequest, notFound, payloadTooLarge } from '../http/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';

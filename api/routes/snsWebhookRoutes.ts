@@ -97,7 +97,7 @@ export function snsWebhookRoutes(deps: ApiDeps) {
           ? await emailFeedbackRepository.recordBounce(em, emailId, notice)
           : await emailFeedbackRepository.recordComplaint(em, emailId, notice);
     if (!outcome) return 'unknown-email';
-    if ('ignored' in outcome && outcome.ignored) {
+    if ('ignored' in outcome && typeof outcome.ignored === 'string') {
       deps.logger.warn({ ...context, emailId, kind: notice.kind }, `sns: SES notice ignored: ${outcome.ignored}`);
       return 'ignored';
     }

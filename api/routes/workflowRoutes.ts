@@ -289,7 +289,7 @@ export function workflowRoutes(deps: ApiDeps) {
         throw validationFailed([{ field: 'config', message: 'The TRIGGER step has no config: its event is the workflow\'s triggerConfig (PATCH /workflows/:id)', code: 'custom' }]);
       }
     } else if (body.config !== undefined || body.templateId !== undefined) {
-      const type = current.type as AddableStepType;
+      const type = current.type;
       const { templateId: _kept, ...withoutTemplate } = current.config;
       const config = mergeTemplateId(type, body.config ?? (body.templateId !== undefined && body.templateId !== null ? withoutTemplate : current.config), body.templateId);
       const checked = configErrors(STEP_CONFIG_SCHEMAS[type], config);

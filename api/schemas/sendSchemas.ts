@@ -52,7 +52,7 @@ const headers = z.record(z.unknown()).superRefine((value, ctx) => {
     }
     const headerValue = value[name];
     if (typeof headerValue !== 'string') {
-      ctx.addIssue({ code: 'invalid_type', path: at, expected: 'string', received: headerValue === null ? 'null' : (typeof headerValue as any), message: 'Header values must be strings' });
+      ctx.addIssue({ code: 'invalid_type', path: at, expected: 'string', received: headerValue === null ? 'null' : (typeof headerValue), message: 'Header values must be strings' });
     } else if (/[\r\n\u0000]/.test(headerValue)) {
       ctx.addIssue({ code: 'custom', path: at, message: 'Header values must not contain CR or LF', params: { code: 'invalid_string' } });
     } else if (headerValue.length > 998) {

@@ -169,7 +169,7 @@ export const waitForEventConfig = z
 /** The filter operators that compare a value (the event and segment operators belong to the condition tree's own fields). */
 export const CONDITION_STEP_OPERATORS = OPERATORS.filter(
   (o) => !['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin', 'memberOfSegment', 'notMemberOfSegment'].includes(o),
-) as Operator[];
+);
 
 /**
  * CONDITION: `{ field, operator, value?, unit? }`. The field's namespace is checked here; the

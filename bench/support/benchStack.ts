@@ -7,7 +7,7 @@ import { runMigrations } from '../../db/migrate';
 import { startTemporalDevServer } from '../../temporal-config/devServer';
 import { findFreePort } from '../../lib/freePort';
 import { spawnService, spawnApi, type ChildService } from '../../test/support/processes';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
 
 /**

@@ -31,7 +31,7 @@ export interface CampaignFields {
   type: CampaignType;
   audienceType: AudienceType;
   segmentId: string | null;
-  audienceCondition: unknown | null;
+  audienceCondition: unknown;
 }
 
 /** Counted from the campaign's `emails` rows, so they follow delivery feedback as it arrives. */

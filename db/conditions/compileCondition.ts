@@ -128,7 +128,8 @@ export function compileCondition(tree: ConditionTree, options: CompileOptions): 
   }
 
   function emailFilter(op: Operator, value: unknown): string {
-    const text = String(value ?? '').trim().toLowerCase();
+    // conditionTreeIssues lets only a string through; an object never reads as '[object Object]'.
+    const text = (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '').trim().toLowerCase();
     switch (op) {
       case 'equals':
         return `(c.email = ${p(text)})`;

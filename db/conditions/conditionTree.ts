@@ -228,7 +228,7 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
     if (!OPERATORS_BY_FIELD[field.kind].includes(operator)) {
       issues.push({
         path: [...path, 'operator'],
-        message: `The operator ${operator} does not apply to ${filter.field}; it takes ${OPERATORS_BY_FIELD[field.kind].join(', ')}`,
+        message: `The operator ${operator} does not apply to ${String(filter.field)}; it takes ${OPERATORS_BY_FIELD[field.kind].join(', ')}`,
         code: 'custom',
       });
       return;

@@ -104,5 +104,5 @@ function isConnectionFailure(err: unknown): boolean {
   const code = typeof e?.sqlState === 'string' ? e.sqlState : typeof e?.code === 'string' ? e.code : '';
   if (/^[0-9A-Z]{5}$/.test(code)) return (code.startsWith('08') && code !== '08P01') || code.startsWith('53') || code.startsWith('57P') || code.startsWith('58');
   if (/^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN)$/.test(code)) return true;
-  return e?.name === 'KnexTimeoutError' || /connection terminated|not queryable|timeout acquiring a connection/i.test(String(e?.message ?? ''));
+  return e?.name === 'KnexTimeoutError' || /connection terminated|not queryable|timeout acquiring a connection/i.test(typeof e?.message === 'string' ? e.message : '');
 }

@@ -82,7 +82,7 @@ async function generateDkimKey(): Promise<{ publicKey: string; privateKeyPem: st
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { publicKey: (publicKey as unknown as Buffer).toString('base64'), privateKeyPem: privateKey as unknown as string };
+  return { publicKey: (publicKey as unknown as Buffer).toString('base64'), privateKeyPem: privateKey };
 }
 
 /** `mailroom` plus a random suffix: a new key never reuses the record name of an old one. */

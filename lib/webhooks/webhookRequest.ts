@@ -170,7 +170,6 @@ const credentialHeaders = new Set(['authorization', 'proxy-authorization', 'cook
 export function parseWebhookUrl(raw: string): URL {
   if (typeof raw !== 'string' || !raw.trim()) throw invalid('The webhook URL is empty');
   if (raw.length > webhookLimits.maxUrlLength) throw invalid(`The webhook URL is longer than ${webhookLimits.maxUrlLength} characters`);
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(raw)) throw invalid('The webhook URL contains control characters (CR, LF, tab…)');
   let url: URL;
   try {

@@ -62,7 +62,7 @@ describe('a login flood', () => {
     api = spawnService('api/main.ts', { ...env, DATABASE_URL: stack.databaseUrl });
     // Generous: on a loaded machine the API process takes a while to compile and start.
     const listening = await api.waitForLine((l) => l.msg === 'api listening', 120_000);
-    apiUrl = `http://127.0.0.1:${listening.port}`;
+    apiUrl = `http://127.0.0.1:${Number(listening.port)}`;
   }, 150_000);
   afterAll(async () => {
     api?.kill();
@@ -118,7 +118,7 @@ describe('login throttle', () => {
     const victim = await signUp(stack.http);
     const from = clientAddress();
     const statuses: number[] = [];
-    let limited;
+    let limited: Awaited<ReturnType<typeof login>> | undefined;
     for (let i = 0; i < 30; i++) {
       const res = await login(victim.email, `wrong password ${i}`, from);
       statuses.push(res.status);

@@ -10,7 +10,7 @@ import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
 import { startTemporalDevServer, type TemporalDevServer } from '../../temporal-config/devServer';
 import { findFreePort } from '../../lib/freePort';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
 
 /**
@@ -105,7 +105,7 @@ function report(label: string, prefix: string, recipients: string[]) {
   const counts = deliveries(prefix);
   const missing = recipients.filter((r) => !counts.has(r)).length;
   const duplicates = [...counts.values()].filter((n) => n > 1).length;
-  // eslint-disable-next-line no-console
+  // eslint-disable-next-line no-console -- the counts, for the person reading the run
   console.log(`${label}: ${recipients.length} recipients, ${missing} missing, ${duplicates} received twice`);
   return { missing, duplicates, unsubscribed: counts.get(`${prefix}-unsubscribed@example.org`) ?? 0 };
 }

@@ -50,8 +50,8 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
     });
     children.push(child);
     const lines: string[] = [];
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
-    readline.createInterface({ input: child.stderr! }).on('line', (line) => lines.push(line));
+    readline.createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    readline.createInterface({ input: child.stderr }).on('line', (line) => lines.push(line));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = `http://127.0.0.1:${ports.api}`;
     await eventually(async () => {

@@ -76,7 +76,7 @@ describe('building a Go tool on first start', () => {
       detached: true, // its own process group, which a Ctrl-C would reach as a whole
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
       options.onStderr?.(stderr, child);
     });

@@ -40,7 +40,9 @@ beforeAll(async () => {
     await next();
   });
   app.use(router.routes());
-  server = http.createServer(app.callback()).listen(0, '127.0.0.1');
+  const handleRequest = app.callback();
+  // Koa settles every request itself; the promise it returns never rejects.
+  server = http.createServer((req, res) => void handleRequest(req, res)).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   client = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });

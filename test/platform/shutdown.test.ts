@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { spawnApi } from '../support/processes';
 
@@ -10,8 +11,9 @@ describe('graceful shutdown of the API', () => {
       const port = Number(new URL(api.url).port);
       const body = JSON.stringify({ email: 'slow@example.com', password: 'a slow password' });
       // A request whose body arrives slowly is in flight when the signal comes.
+      let req!: http.ClientRequest;
       const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = http.request(
+        req = http.request(
           { host: '127.0.0.1', port, method: 'POST', path: '/auth/login', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
           (res) => {
             let text = '';
@@ -21,16 +23,21 @@ describe('graceful shutdown of the API', () => {
         );
         req.on('error', reject);
         req.write(body.slice(0, 10));
-        setTimeout(() => {
-          api.kill('SIGTERM');
-          setTimeout(async () => {
-            // While draining, the listener is closed: new connections are refused.
-            await expect(fetch(`${api.url}/health`)).rejects.toThrow();
-            req.end(body.slice(10));
-          }, 500);
-        }, 300);
       });
-      const res = await response;
+      const draining = (async () => {
+        await sleep(300);
+        api.kill('SIGTERM');
+        await sleep(500);
+        // While draining, the listener is closed: new connections are refused.
+        const refused = await fetch(`${api.url}/health`).then(
+          () => false,
+          () => true,
+        );
+        req.end(body.slice(10));
+        return refused;
+      })();
+      const [res, refusedWhileDraining] = await Promise.all([response, draining]);
+      expect(refusedWhileDraining).toBe(true);
       expect(res.status).toBe(401); // a complete, real answer (no such user), not a dropped connection
       expect(JSON.parse(res.text).error.code).toBe('INVALID_CREDENTIALS');
       expect(await api.exited).toBe(0);

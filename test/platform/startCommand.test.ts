@@ -33,8 +33,8 @@ describe('the start command on embedded defaults', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];
-    readline.createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
-    readline.createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
+    readline.createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+    readline.createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = `http://127.0.0.1:${ports.api}`;
     await eventually(async () => {

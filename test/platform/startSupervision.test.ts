@@ -39,8 +39,8 @@ function startStack(env: Record<string, string>): StartedStack {
       // a line for people, not a log line
     }
   };
-  readline.createInterface({ input: child.stdout! }).on('line', onLine);
-  readline.createInterface({ input: child.stderr! }).on('line', onLine);
+  readline.createInterface({ input: child.stdout }).on('line', onLine);
+  readline.createInterface({ input: child.stderr }).on('line', onLine);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const waitFor = (match: (line: Record<string, any>) => boolean, timeoutMs = 90_000) =>
     eventually(() => logs.find(match) ?? Promise.reject(new Error('not yet')), timeoutMs, 100).catch(() => {

@@ -11,9 +11,9 @@ import { startTemporalDevServer } from '../../temporal-config/devServer';
 import { findFreePort } from '../../lib/freePort';
 import { buildWorkflowBundle } from '../../worker/createWorker';
 import { startTemporalCluster } from '../../temporal-config/cluster';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalServer } = require('../../scripts/temporal-server-binary.cjs');
 
 export default async function globalSetup(): Promise<void> {

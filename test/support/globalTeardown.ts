@@ -6,6 +6,7 @@ export default async function globalTeardown(): Promise<void> {
     try {
       await stop();
     } catch (err) {
+      // eslint-disable-next-line no-console -- after the last test file: no reporter is left to tell, and the other stops still run
       console.error('teardown:', err);
     }
   }

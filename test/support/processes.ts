@@ -27,7 +27,7 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
   const waiters: Array<() => void> = [];
   const stderr: string[] = [];
   const stdout: string[] = [];
-  readline.createInterface({ input: child.stdout! }).on('line', (text) => {
+  readline.createInterface({ input: child.stdout }).on('line', (text) => {
     stdout.push(text);
     try {
       lines.push(JSON.parse(text));
@@ -36,7 +36,7 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
       // not a log line
     }
   });
-  readline.createInterface({ input: child.stderr! }).on('line', (text) => stderr.push(text));
+  readline.createInterface({ input: child.stderr }).on('line', (text) => stderr.push(text));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     process: child,
@@ -74,5 +74,5 @@ export async function spawnApi(env: Record<string, string>, nodeArgs: string[] =
     service.kill('SIGKILL');
     throw err;
   });
-  return Object.assign(service, { url: `http://127.0.0.1:${line.port}` });
+  return Object.assign(service, { url: `http://127.0.0.1:${Number(line.port)}` });
 }

@@ -54,12 +54,18 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', async () => {
+      stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        messages.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, parsed: await simpleParser(raw) });
-        waiters.splice(0).forEach((w) => w());
-        if (answerDelayMs) setTimeout(() => callback(), answerDelayMs);
-        else callback();
+        simpleParser(raw).then(
+          (parsed) => {
+            messages.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, parsed });
+            waiters.splice(0).forEach((w) => w());
+            if (answerDelayMs) setTimeout(() => callback(), answerDelayMs);
+            else callback();
+          },
+          // A message the parser cannot read is refused to the client rather than left unanswered.
+          (err: Error) => callback(err),
+        );
       });
     },
   });

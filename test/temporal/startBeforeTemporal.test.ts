@@ -87,7 +87,7 @@ it('waits for Temporal, saying so, and answers /health 503 naming Temporal while
   const apiProcess = spawnService('api/main.ts', env);
   worker = spawnService('worker/main.ts', env);
   const listening = await apiProcess.waitForLine((l) => l.msg === 'api listening', 120_000);
-  api = Object.assign(apiProcess, { url: `http://127.0.0.1:${listening.port}` });
+  api = Object.assign(apiProcess, { url: `http://127.0.0.1:${Number(listening.port)}` });
   http = new HttpClient(api.url);
   workerHealth = new HttpClient(`http://127.0.0.1:${workerHealthPort}`);
 

@@ -87,7 +87,7 @@ describe('uploads on local storage', () => {
   afterAll(() => stack.stop());
 
   /** Runs a refused upload and checks that it stored nothing: no row, no file, no temporary file. */
-  async function refusedWithNothingStored(send: () => Promise<{ status: number; body: any }>, code: string) {
+  async function expectRefusedWithNothingStored(send: () => Promise<{ status: number; body: any }>, code: string) {
     const rowsBefore = await uploadRows(stack);
     const filesBefore = filesUnder(uploadsDir);
     const res = await send();
@@ -143,41 +143,41 @@ describe('uploads on local storage', () => {
   });
 
   it('refuses a text file renamed to .png', async () => {
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, 'just some text, honestly\n'.repeat(50), 'photo.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, 'just some text, honestly\n'.repeat(50), 'photo.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
   });
 
   it('refuses an HTML page posing as a JPEG, and a PDF', async () => {
-    await refusedWithNothingStored(
+    await expectRefusedWithNothingStored(
       () => upload(stack, project.secretKey, '<!doctype html><html><script>alert(1)</script></html>', 'a.jpg', 'image/jpeg'),
       'UNSUPPORTED_IMAGE_TYPE',
     );
-    const res = await refusedWithNothingStored(() => upload(stack, project.secretKey, '%PDF-1.7\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n', 'a.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
+    const res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, '%PDF-1.7\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n', 'a.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
     expect(res.body.error.message).toMatch(/pdf/i);
   });
 
   it('refuses SVG, with or without an XML declaration', async () => {
     const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(document.cookie)</script></svg>';
-    const res = await refusedWithNothingStored(() => upload(stack, project.secretKey, svg, 'logo.svg', 'image/svg+xml'), 'SVG_NOT_ALLOWED');
+    const res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, svg, 'logo.svg', 'image/svg+xml'), 'SVG_NOT_ALLOWED');
     expect(res.body.error.message).toMatch(/script/);
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, `<?xml version="1.0" encoding="UTF-8"?>\n${svg}`, 'logo.png', 'image/png'), 'SVG_NOT_ALLOWED');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, `<?xml version="1.0" encoding="UTF-8"?>\n${svg}`, 'logo.png', 'image/png'), 'SVG_NOT_ALLOWED');
   });
 
   it('refuses a file that only starts like an image', async () => {
     const truncated = (await makeImage('png')).subarray(0, 20);
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, truncated, 'cut.png', 'image/png'), 'INVALID_IMAGE');
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, Buffer.from('GIF89a'), 'cut.gif', 'image/gif'), 'INVALID_IMAGE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, truncated, 'cut.png', 'image/png'), 'INVALID_IMAGE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, Buffer.from('GIF89a'), 'cut.gif', 'image/gif'), 'INVALID_IMAGE');
   });
 
   it('refuses a decompression bomb: a small PNG declaring 100,000 × 100,000 pixels', async () => {
     const bomb = pngDeclaring(100_000, 100_000);
     expect(bomb.length).toBeLessThan(100 * 1024);
-    const res = await refusedWithNothingStored(() => upload(stack, project.secretKey, bomb, 'bomb.png', 'image/png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
+    const res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, bomb, 'bomb.png', 'image/png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
     expect(res.body.error.message).toContain('100000 × 100000');
   });
 
   it('applies both the side limit (10,000 px) and the pixel limit (25 megapixels)', async () => {
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, pngDeclaring(10_001, 10), 'wide.png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, pngDeclaring(6000, 6000), 'big.png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, pngDeclaring(10_001, 10), 'wide.png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, pngDeclaring(6000, 6000), 'big.png'), 'IMAGE_DIMENSIONS_TOO_LARGE');
     const atTheLimit = await upload(stack, project.secretKey, pngDeclaring(10_000, 2500), 'limit.png');
     expect(atTheLimit.status).toBe(201);
     expect({ width: atTheLimit.body.width, height: atTheLimit.body.height }).toEqual({ width: 10_000, height: 2500 });
@@ -185,7 +185,7 @@ describe('uploads on local storage', () => {
 
   it('refuses a 6 MB file, announced by Content-Length or streamed without one', async () => {
     const sixMb = Buffer.concat([await makeImage('png'), Buffer.alloc(6 * 1024 * 1024)]);
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, sixMb, 'huge.png', 'image/png'), 'FILE_TOO_LARGE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, sixMb, 'huge.png', 'image/png'), 'FILE_TOO_LARGE');
 
     // Chunked: the server only learns the size by reading, and stops one byte past 5 MB.
     const boundary = 'mailroom-test-boundary';
@@ -199,13 +199,13 @@ describe('uploads on local storage', () => {
         else controller.close();
       },
     });
-    await refusedWithNothingStored(async () => {
+    await expectRefusedWithNothingStored(async () => {
       const res = await fetch(`${stack.http.baseUrl}/uploads/image`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${project.secretKey}`, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
         body,
         duplex: 'half',
-      } as RequestInit);
+      });
       return { status: res.status, body: await res.json() };
     }, 'FILE_TOO_LARGE');
   });
@@ -220,30 +220,30 @@ describe('uploads on local storage', () => {
   });
 
   it('refuses an empty file', async () => {
-    await refusedWithNothingStored(() => upload(stack, project.secretKey, Buffer.alloc(0), 'empty.png', 'image/png'), 'EMPTY_FILE');
+    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, Buffer.alloc(0), 'empty.png', 'image/png'), 'EMPTY_FILE');
   });
 
   it('refuses a file in another field, a form without a file, two files, and a body that is not a form', async () => {
     const png = await makeImage('png');
-    let res = await refusedWithNothingStored(() => upload(stack, project.secretKey, png, 'a.png', 'image/png', 'image'), 'BAD_REQUEST');
+    let res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, png, 'a.png', 'image/png', 'image'), 'BAD_REQUEST');
     expect(res.body.error.message).toContain('"file"');
 
     const noFile = new FormData();
     noFile.append('file', 'not a file, a text field');
-    res = await refusedWithNothingStored(() => postForm(stack, project.secretKey, noFile), 'BAD_REQUEST');
+    res = await expectRefusedWithNothingStored(() => postForm(stack, project.secretKey, noFile), 'BAD_REQUEST');
     expect(res.body.error.message).toContain('"file"');
 
     const two = new FormData();
     two.append('file', new Blob([png], { type: 'image/png' }), 'one.png');
     two.append('file', new Blob([await makeImage('gif')], { type: 'image/gif' }), 'two.gif');
-    await refusedWithNothingStored(() => postForm(stack, project.secretKey, two), 'TOO_MANY_FILES');
+    await expectRefusedWithNothingStored(() => postForm(stack, project.secretKey, two), 'TOO_MANY_FILES');
 
     const otherField = new FormData();
     otherField.append('file', new Blob([png], { type: 'image/png' }), 'one.png');
     otherField.append('extra', new Blob([png], { type: 'image/png' }), 'two.png');
-    await refusedWithNothingStored(() => postForm(stack, project.secretKey, otherField), 'TOO_MANY_FILES');
+    await expectRefusedWithNothingStored(() => postForm(stack, project.secretKey, otherField), 'TOO_MANY_FILES');
 
-    await refusedWithNothingStored(async () => {
+    await expectRefusedWithNothingStored(async () => {
       const r = await stack.http.post('/uploads/image', { file: png.toString('base64') }, { key: project.secretKey });
       return { status: r.status, body: r.body };
     }, 'BAD_REQUEST');

@@ -125,6 +125,7 @@ describe("the README's verification snippet", () => {
     const section = readme.slice(readme.indexOf('### Webhook signatures'));
     const code = /```js\n([\s\S]*?)```/.exec(section)![1];
     expect(code).toContain('function verifyMailroomSignature');
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the README's own sample code, to prove it verifies
     const verify = new Function('require', `${code}\nreturn verifyMailroomSignature;`)(require) as (
       header: string | undefined,
       rawBody: Buffer,

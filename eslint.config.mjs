@@ -1,0 +1,129 @@
+// @ts-check
+/**
+ * ESLint for every .ts file (type-checked through tsconfig.json) and the plain .cjs/.js/.mjs
+ * scripts. `npm run lint` runs it with Prettier's check; `npm test` runs that before jest.
+ * The rule choices and their reasons are in the README (Development: Linting and formatting).
+ */
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import jest from 'eslint-plugin-jest';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import boundaries from 'eslint-plugin-boundaries';
+
+export default tseslint.config(
+  {
+    ignores: ['node_modules/', 'coverage/', 'data/', '.tools/', 'dist/'],
+  },
+  {
+    // A disable comment that no longer disables anything is an error: each one says why it is there.
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+  },
+
+  // TypeScript: the type-checked recommended rules, with the type information of tsconfig.json.
+  {
+    files: ['**/*.ts'],
+    extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // The promise rules: an unawaited promise in an activity or a route is a lost write or an
+      // unhandled rejection; a try/catch around `return promise` does not catch its rejection.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+      // Passing on a caught error as it came is fine; rejecting with a string or a plain object is not.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // A switch over a union handles every member or says `default:` (many here do, on purpose).
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      // Off: raw SQL rows (`em.execute`) and JSON response bodies in tests are `any` by design;
+      // the no-unsafe-* family reported about 3,000 uses of them and nothing else.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // Off: an async function without `await` is how an interface that returns a promise
+      // (activities, repositories, handlers) is implemented synchronously.
+      '@typescript-eslint/require-await': 'off',
+      // Off: every control character in a regular expression here is deliberate (refusing CR, LF
+      // and NUL in headers, names and addresses).
+      'no-control-regex': 'off',
+    },
+  },
+
+  // Server code logs through its JSON logger (pino), never the console.
+  {
+    files: ['{api,activities,automation,db,lib,mail,temporal-config,worker,workflows}/**/*.ts', 'test/**/*.ts'],
+    rules: { 'no-console': 'error' },
+  },
+
+  // Workflow code is bundled for Temporal's deterministic sandbox: it imports values only from
+  // workflows/ and temporal-config/ (and packages); from the rest of the code, types only.
+  {
+    files: ['workflows/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
+      'boundaries/elements': ['workflows', 'temporal-config', 'activities', 'api', 'automation', 'db', 'lib', 'mail', 'worker', 'scripts', 'test', 'bench'].map(
+        (dir) => ({ type: dir, pattern: `${dir}/**`, partialMatch: false }),
+      ),
+    },
+    rules: {
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'allow',
+          policies: [
+            {
+              from: { element: { type: 'workflows' } },
+              disallow: { to: { element: { type: '*' } } },
+              message: 'Workflow code imports values only from workflows/ and temporal-config/ (types from anywhere): it runs in the deterministic sandbox',
+            },
+            { from: { element: { type: 'workflows' } }, allow: { to: { element: { types: { anyOf: ['workflows', 'temporal-config'] } } } } },
+            { from: { element: { type: 'workflows' } }, allow: { to: { element: { type: '*' } }, dependency: { kind: 'type' } } },
+          ],
+        },
+      ],
+    },
+  },
+
+  // Tests: the jest rules that catch tests which assert nothing, never run, or assert only sometimes.
+  {
+    files: ['test/**/*.ts'],
+    ...jest.configs['flat/recommended'],
+    rules: {
+      // Helpers named expect* (expectRefused, expectTooDeep, ...) assert.
+      'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }],
+      'jest/no-disabled-tests': 'error',
+      'jest/no-focused-tests': 'error',
+      'jest/valid-expect': 'error',
+      'jest/no-conditional-expect': 'error',
+    },
+  },
+
+  // The plain scripts (CommonJS, no dependencies) and the config files: ESLint's recommended rules only.
+  {
+    files: ['**/*.cjs', '**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+  },
+  {
+    files: ['**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'module', globals: globals.node },
+  },
+
+  // Last: turns off the stylistic rules that Prettier decides.
+  prettier,
+);
