@@ -1,5 +1,6 @@
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { eventually } from './eventually';
+import type { TestStack } from './testStack';
 
 /**
  * Facts about Temporal runs, for tests that prove an absence ("no mail was sent", "nothing else
@@ -30,8 +31,32 @@ export async function runsClosed(client: Client, query: string, options: { atLea
   }, options.timeoutMs ?? 30_000, 100);
 }
 
-/** Delivery runs (send-<emailId>, deliver-<emailId>) of one project, on the delivery task queue. */
-export const projectDeliveriesQuery = (projectId: string) => `ProjectId = "${projectId}" AND WorkflowType = "emailDeliveryWorkflow"`;
+/**
+ * Waits until the latest run of each workflow id has closed (completed, failed, cancelled, timed
+ * out). By id, so no visibility lag: a run that was started is found.
+ */
+export async function workflowsClosed(client: Client, workflowIds: Iterable<string>): Promise<void> {
+  await Promise.all(
+    [...new Set(workflowIds)].map(async (id) => {
+      try {
+        await client.workflow.getHandle(id).result();
+      } catch (err) {
+        if (!(err instanceof WorkflowFailedError)) throw err;
+      }
+    }),
+  );
+}
+
+/**
+ * Waits until every delivery workflow of a project's recorded emails (their delivery_workflow_id:
+ * send-<emailId>, deliver-<emailId>) has closed: after that, none of them sends anything more.
+ */
+export async function projectDeliveriesClosed(stack: TestStack, projectId: string): Promise<void> {
+  const rows = await stack.orm.em
+    .fork()
+    .execute<Array<{ id: string }>>(`select distinct delivery_workflow_id as id from emails where project_id = ? and delivery_workflow_id is not null`, [projectId]);
+  await workflowsClosed(stack.temporal, rows.map((r) => r.id));
+}
 
 export interface ScheduledRun<T> {
   workflowId: string;
