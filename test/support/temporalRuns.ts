@@ -84,3 +84,16 @@ export async function triggerScheduleRun<T>(client: Client, scheduleId: string, 
   const result = (await client.workflow.getHandle(workflowId, runId).result()) as T;
   return { workflowId, runId, takenAt: action.takenAt, result };
 }
+
+/**
+ * Waits until none of the stack's in-process workers is running an activity. An activity whose
+ * run has closed (a cancelled run does not wait for its activities) goes on until it notices; once
+ * it has returned, and with its run closed, nothing starts it again.
+ */
+export async function activitiesFinished(stack: TestStack, timeoutMs = 30_000): Promise<void> {
+  await eventually(() => {
+    const running = stack.workers.reduce((n, w) => n + w.getStatus().numInFlightNonLocalActivities, 0);
+    if (running) throw new Error(`${running} activities still running`);
+    return true;
+  }, timeoutMs, 50);
+}
