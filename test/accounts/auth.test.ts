@@ -4,6 +4,7 @@ import { startSmtpServer, type TestSmtpServer, type ReceivedMail } from '../supp
 import { cookieFrom } from '../support/http';
 import { signUp } from '../support/accounts';
 import { eventually } from '../support/eventually';
+import { listRuns, runsClosed } from '../support/temporalRuns';
 
 let smtp: TestSmtpServer;
 let stack: TestStack;
@@ -15,6 +16,9 @@ afterAll(async () => {
   await stack.stop();
   await smtp.close();
 });
+
+/** This stack's account mail runs (one per verification or reset request). */
+const accountMailRunsQuery = () => `TaskQueue = "${stack.config.temporalTaskQueue}" AND WorkflowType = "accountEmailRequestWorkflow"`;
 
 /** The token printed in an account mail (the text part shows it on its own line). */
 function tokenIn(mail: ReceivedMail): string {
@@ -172,10 +176,20 @@ describe('password reset', () => {
   });
 
   it('answers the same for unknown addresses and sends nothing', async () => {
+    // Earlier tests' account mails all sent (or not) first, so any mail from here on is this request's.
+    const earlier = new Set((await runsClosed(stack.temporal, accountMailRunsQuery())).map((r) => r.workflowId));
     const before = smtp.messages.length;
     const res = await stack.http.post('/auth/request-password-reset', { email: 'ghost@example.com' });
     expect(res.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    // The run this request started (the API starts one for every request, account or not) has
+    // closed: whatever it was going to send has been sent.
+    const [run] = await eventually(async () => {
+      const runs = (await listRuns(stack.temporal, accountMailRunsQuery())).filter((r) => !earlier.has(r.workflowId));
+      expect(runs).toHaveLength(1);
+      return runs;
+    });
+    expect(await stack.temporal.workflow.getHandle(run.workflowId, run.runId).result()).toEqual({ issued: false, reason: 'NO_ACCOUNT' });
+    expect(smtp.messages.filter((m) => m.envelopeTo.includes('ghost@example.com'))).toEqual([]);
     expect(smtp.messages.length).toBe(before);
   });
 

@@ -3,6 +3,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { dkimResults, projectWithVerifiedDomain } from '../support/sendingProject';
 import { eventually } from '../support/eventually';
+import { activitiesFinished, runsClosed } from '../support/temporalRuns';
 import type { TestProject } from '../support/accounts';
 
 /** Campaign sends end to end: the campaign-<id> workflow, a real SMTP server and DNS for DKIM. */
@@ -187,12 +188,19 @@ describe('sending a campaign', () => {
         if (received('stop').length < 20) throw new Error('not started');
       }, 60_000, 20);
       expect((await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey })).status).toBe(200);
-      await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
-      await new Promise((r) => setTimeout(r, 1500));
       const atCancel = received('stop').length;
-      await new Promise((r) => setTimeout(r, 2000));
-      expect(received('stop').length).toBe(atCancel);
-      expect(atCancel).toBeLessThan(1500);
+      await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
+      // The batches the run had going finish their wave in flight and stop; with the run closed,
+      // none starts again, and any delivery of the campaign's retries has closed too.
+      await activitiesFinished(stack);
+      await runsClosed(stack.temporal, `CampaignId = "${campaign.id}"`, { atLeast: 1 });
+      const final = received('stop').length;
+      expect(final).toBeLessThan(1500);
+      // After the cancel, only the waves then in flight went out: 4 batches side by side, 25 a wave.
+      expect(final - atCancel).toBeLessThanOrEqual(4 * 25);
+      // What was handed over stays sent: every mail that arrived is recorded SENT, and no more.
+      const [{ sent }] = await sql(`select count(*)::int as sent from emails where campaign_id = ? and status = 'SENT'`, [campaign.id]);
+      expect(sent).toBe(final);
       const after = await campaignOf(project, campaign.id);
       expect(after.status).toBe('CANCELLED');
     } finally {

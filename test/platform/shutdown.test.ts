@@ -1,7 +1,7 @@
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { spawnApi } from '../support/processes';
+import { eventually } from '../support/eventually';
 
 describe('graceful shutdown of the API', () => {
   it('finishes an in-flight request after SIGTERM, refuses new connections, then exits 0', async () => {
@@ -10,11 +10,20 @@ describe('graceful shutdown of the API', () => {
     try {
       const port = Number(new URL(api.url).port);
       const body = JSON.stringify({ email: 'slow@example.com', password: 'a slow password' });
-      // A request whose body arrives slowly is in flight when the signal comes.
-      let req!: http.ClientRequest;
+      // A request whose body arrives slowly is in flight when the signal comes: the server has read
+      // its head and handed it on (Node answers 100 Continue then), and has part of the body.
+      let finishBody!: () => void;
+      let inFlight!: () => void;
+      const requestInFlight = new Promise<void>((resolve) => (inFlight = resolve));
       const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-        req = http.request(
-          { host: '127.0.0.1', port, method: 'POST', path: '/auth/login', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/auth/login',
+            headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue' },
+          },
           (res) => {
             let text = '';
             res.on('data', (c) => (text += c));
@@ -22,22 +31,22 @@ describe('graceful shutdown of the API', () => {
           },
         );
         req.on('error', reject);
-        req.write(body.slice(0, 10));
+        req.on('continue', () => {
+          req.write(body.slice(0, 10));
+          finishBody = () => req.end(body.slice(10));
+          inFlight();
+        });
       });
-      const draining = (async () => {
-        await sleep(300);
-        api.kill('SIGTERM');
-        await sleep(500);
-        // While draining, the listener is closed: new connections are refused.
-        const refused = await fetch(`${api.url}/health`).then(
-          () => false,
-          () => true,
-        );
-        req.end(body.slice(10));
-        return refused;
-      })();
-      const [res, refusedWhileDraining] = await Promise.all([response, draining]);
-      expect(refusedWhileDraining).toBe(true);
+      await requestInFlight;
+      api.kill('SIGTERM');
+      await api.waitForLine((l) => l.msg === 'api shutting down: draining in-flight requests');
+      // While draining, the listener closes (once no connection has arrived for 100 ms, so the
+      // probes are further apart): new connections are refused, the request above still in flight.
+      await eventually(async () => {
+        await expect(fetch(`${api.url}/health`)).rejects.toThrow();
+      }, 10_000, 250);
+      finishBody();
+      const res = await response;
       expect(res.status).toBe(401); // a complete, real answer (no such user), not a dropped connection
       expect(JSON.parse(res.text).error.code).toBe('INVALID_CREDENTIALS');
       expect(await api.exited).toBe(0);

@@ -3,6 +3,8 @@ import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { segmentRecomputeScheduleId } from '../../worker/schedules';
 import { segmentRepository } from '../../db/segments/segmentRepository';
+import type { TrackedRecomputeProgress } from '../../activities/segmentActivities';
+import { triggerScheduleRun } from '../support/temporalRuns';
 
 /** The Segments endpoints (specification "Segments (S)", contract section 10). */
 let stack: TestStack;
@@ -363,25 +365,37 @@ describe('tracked segments stay current without compute', () => {
   });
 
   it('the schedule recomputes what time changes', async () => {
-    const { api } = await newProject();
+    const { api, project } = await newProject();
     const s = await api.post('/segments', { name: 'Active', trackMembership: true, condition: tree(f('event.login', 'triggeredWithin', 1, 'days')) });
     await api.track('old@example.com', 'login');
     await eventually(async () => expect(await api.memberEmails(s.body.id)).toEqual(['old@example.com']));
-    // Let the live updates settle (the entry event re-evaluates the contact once more), so that
-    // only the schedule can notice what the clock changes next.
     await eventually(async () => expect(await api.events('segment.active.entry')).toHaveLength(1));
-    await new Promise((r) => setTimeout(r, 1000));
-    await sql(`update events set created_at = now() - interval '2 days' where project_id = ? and name = 'login'`, [s.body.projectId]);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(await api.memberEmails(s.body.id)).toEqual(['old@example.com']);
+    // Let the live updates be done with old@ (its entry event has it evaluated once more), so that
+    // only the schedule can notice what the clock changes next. The updates run one flush at a
+    // time, each over every contact gathered before it began: a contact that logs in now joins
+    // in the flush that evaluates old@ once more or in a later one, so once its entry is
+    // recorded, old@'s last live evaluation is over.
+    await api.track('marker@example.com', 'login');
+    await eventually(async () => expect(await api.events('segment.active.entry')).toHaveLength(2));
+    await sql(
+      `update events set created_at = now() - interval '2 days'
+       where project_id = ? and name = 'login' and contact_id = (select id from contacts where project_id = ? and email = 'old@example.com')`,
+      [project.id, project.id],
+    );
+    expect(await api.memberEmails(s.body.id)).toEqual(['marker@example.com', 'old@example.com']);
 
-    const schedule = stack.temporal.schedule.getHandle(segmentRecomputeScheduleId(stack.config.temporalTaskQueue));
-    const described = await schedule.describe();
+    const scheduleId = segmentRecomputeScheduleId(stack.config.temporalTaskQueue);
+    const described = await stack.temporal.schedule.getHandle(scheduleId).describe();
     expect(described.spec.intervals).toEqual([expect.objectContaining({ every: 5 * 60 * 1000 })]);
-    await schedule.trigger();
-    await eventually(async () => expect(await api.memberEmails(s.body.id)).toEqual([]), 60_000);
-    await eventually(async () => expect(await api.events('segment.active.exit')).toHaveLength(1));
-    expect((await api.get(`/segments/${s.body.id}`)).body.memberCount).toBe(0);
+    // The run the trigger started has closed, says it removed a member, and the exit was recorded
+    // after the schedule took the action: the removal is the schedule's, not a late live update's.
+    const run = await triggerScheduleRun<TrackedRecomputeProgress>(stack.temporal, scheduleId);
+    expect(run.result.removed).toBeGreaterThanOrEqual(1);
+    expect(await api.memberEmails(s.body.id)).toEqual(['marker@example.com']);
+    const [exit, ...more] = await sql(`select created_at from events where project_id = ? and name = 'segment.active.exit'`, [project.id]);
+    expect(more).toEqual([]);
+    expect(new Date(exit.created_at).getTime()).toBeGreaterThanOrEqual(run.takenAt.getTime());
+    expect((await api.get(`/segments/${s.body.id}`)).body.memberCount).toBe(1);
   });
 });
 

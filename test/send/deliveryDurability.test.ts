@@ -122,7 +122,7 @@ describe('a worker killed between acceptance and delivery', () => {
     await startWorker();
     await everyOutcomeRecorded(project.id, 200, 120_000);
     const duplicated = recipients.filter((to) => receivedCount(to) > 1);
-    // eslint-disable-next-line no-console
+    // eslint-disable-next-line no-console -- the kill's figures, for the person reading the run
     console.log(`worker killed after ${deliveredAtKill}/200 deliveries with ${inFlight.size} in flight; duplicates after recovery: ${duplicated.length}`);
     expect(deliveredAtKill).toBeLessThan(200);
     expect(inFlight.size).toBeGreaterThan(0);

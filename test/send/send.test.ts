@@ -5,6 +5,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
+import { projectDeliveriesClosed, triggerScheduleRun } from '../support/temporalRuns';
 import { dkimResults, projectWithVerifiedDomain, verifyDomain } from '../support/sendingProject';
 
 let dns: TestDnsServer;
@@ -162,7 +163,8 @@ describe('POST /v1/send', () => {
     const receipt = await send(project, { to: 'gone@example.org', from: `hello@${domain}`, subject: 'Your receipt', body: '<p>Thanks</p>' });
     expect(receipt.status).toBe(200);
     await mailTo('gone@example.org');
-    await new Promise((r) => setTimeout(r, 500));
+    // Every delivery of the project has closed: what was going to be sent has been.
+    await projectDeliveriesClosed(stack, project.id);
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('bounced@example.org'))).toHaveLength(0);
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('gone@example.org') && m.parsed.subject === 'Promo')).toHaveLength(0);
   });
@@ -255,9 +257,11 @@ describe('mail whose delivery never started (an API process died between recordi
     await eventually(async () => {
       if ((await emailRow(id)).status !== 'SENT') throw new Error('not yet');
     });
-    // A second sweep finds nothing left to start.
-    await stack.temporal.schedule.getHandle(deliverySweepScheduleId(stack.config.temporalTaskQueue)).trigger();
-    await new Promise((r) => setTimeout(r, 1500));
+    // The delivery the sweep started has closed: it sends nothing more.
+    await stack.temporal.workflow.getHandle(`send-${id}`).result();
+    // A second sweep, started after the email was SENT, finds nothing left to start, and has closed.
+    const second = await triggerScheduleRun<{ started: number; alreadyRunning: number }>(stack.temporal, deliverySweepScheduleId(stack.config.temporalTaskQueue));
+    expect(second.result).toEqual({ started: 0, alreadyRunning: 0 });
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('stranded@example.org'))).toHaveLength(1);
   });
 });
@@ -382,7 +386,7 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
     );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
     await mailTo('race@example.org');
-    await new Promise((r) => setTimeout(r, 500));
+    await projectDeliveriesClosed(stack, project.id);
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('race@example.org'))).toHaveLength(1);
   });
 });

@@ -29,6 +29,8 @@ export interface TestStack {
   orm: Orm;
   mail: MailTransport;
   temporal: Client;
+  /** The in-process workers (none with `worker: false`), e.g. to see that no activity is running. */
+  workers: Worker[];
   /** Every JSON log line the API and worker wrote, parsed. */
   logs: Array<Record<string, unknown>>;
   logger: Logger;
@@ -104,6 +106,7 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
     orm,
     mail,
     temporal,
+    workers,
     logs,
     logger,
     eventTriggers,

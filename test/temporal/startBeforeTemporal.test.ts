@@ -19,7 +19,7 @@ import { HttpClient } from '../support/http';
 import { accountWithProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
 import { eventually } from '../support/eventually';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
 
 const NAMESPACE = 'mailroom-selfsetup';

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { startTestStack, type TestStack, startStackWorker } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
@@ -67,6 +68,11 @@ async function track(email: string, event: string, data?: Record<string, unknown
   return res.body.data as { contact: string; event: string };
 }
 
+const executionIds = async (workflowId: string) => {
+  const list = (await stack.http.get(`/workflows/${workflowId}/executions?pageSize=100`, key())).body;
+  return list.data.map((e: any) => e.id as string);
+};
+
 const statuses = async (workflowId: string) => {
   const list = (await stack.http.get(`/workflows/${workflowId}/executions?pageSize=100`, key())).body;
   return list.data.map((e: any) => e.status as string);
@@ -104,15 +110,45 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
 
   const delayedEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`d${i}`)}@example.org`);
   const waitingEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`w${i}`)}@example.org`);
-  for (const email of delayedEmails) await track(email, delayedEvent, { firstName: 'Del' });
+  // The executions that wait for an event start first, the DELAYs (6 s) last: still running at the kill.
   for (const email of waitingEmails) await track(email, orderedEvent, { firstName: 'Wai' });
-  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
   await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+  for (const email of delayedEmails) await track(email, delayedEvent, { firstName: 'Del' });
+  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+  // Every wait is on a Temporal timer (the DELAY, the WAIT_FOR_EVENT's timeout) before the kill.
+  const history = async (executionId: string) => (await stack.temporal.workflow.getHandle(`execution-${executionId}`).fetchHistory()).events ?? [];
+  await eventually(async () => {
+    for (const executionId of [...(await executionIds(waiting.id)), ...(await executionIds(delayed.id))]) {
+      if (!(await history(executionId)).some((e) => e.timerStartedEventAttributes)) throw new Error(`execution ${executionId} waits on no timer yet`);
+    }
+  }, 60_000);
 
   await killed(worker);
+  const killedAt = Date.now();
   // While no worker runs: the awaited events arrive (signals wait in Temporal), the DELAYs run out.
   for (const email of waitingEmails) await track(email, paidEvent);
-  await new Promise((r) => setTimeout(r, 7000));
+  // Both are facts in the runs' histories before a worker starts again: every DELAY's timer has
+  // fired, and every waiting run has been signalled.
+  const delays = await eventually(async () => {
+    const timers: Array<{ executionId: string; dueAt: number }> = [];
+    for (const executionId of await executionIds(delayed.id)) {
+      const events = await history(executionId);
+      const timer = events.filter((e) => e.timerStartedEventAttributes).pop();
+      if (!timer) throw new Error(`execution ${executionId} has no timer`);
+      const dueAt = tsToMs(timer.eventTime) + tsToMs(timer.timerStartedEventAttributes!.startToFireTimeout);
+      const fired = events.some((e) => e.timerFiredEventAttributes && String(e.timerFiredEventAttributes.startedEventId) === String(timer.eventId));
+      if (!fired) throw new Error(`the DELAY of execution ${executionId}, due at ${new Date(dueAt).toISOString()}, has not fired yet`);
+      timers.push({ executionId, dueAt });
+    }
+    for (const executionId of await executionIds(waiting.id)) {
+      const events = await history(executionId);
+      if (!events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventArrived')) throw new Error(`execution ${executionId} has not been signalled yet`);
+    }
+    return timers;
+  }, 30_000, 250);
+  // The DELAYs were due after the kill: they ran out while no worker ran, not before.
+  expect(delays).toHaveLength(CONTACTS);
+  for (const { dueAt } of delays) expect(dueAt).toBeGreaterThan(killedAt);
   worker = await startWorker();
 
   await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('COMPLETED')), 90_000);
