@@ -108,7 +108,11 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
 
       const domain = await domainRepository.findSigningDomain(em, campaign.projectId, campaign.fromAddress);
       const senderDomain = domain?.domain ?? campaign.fromAddress.split('@')[1];
-      const suppressed = await emailRepository.suppressedAddresses(em, campaign.projectId, page.contacts.map((c) => c.email));
+      const suppressed = await emailRepository.suppressedAddresses(
+        em,
+        campaign.projectId,
+        page.contacts.map((c) => c.email),
+      );
       const emails: NewEmail[] = page.contacts.map((contact) => {
         const id = crypto.randomUUID();
         const links = emailLinks(config.publicUrl, config.secret, { emailId: id, contactId: contact.id });
@@ -157,7 +161,11 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
         if (cut.length) await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${cut.join(',')}}`]);
         return { reached: cut.length > 0, limit };
       });
-      const emailIds = await campaignSendRepository.emailIdsFor(em, campaign.id, page.contacts.map((c) => c.id));
+      const emailIds = await campaignSendRepository.emailIdsFor(
+        em,
+        campaign.id,
+        page.contacts.map((c) => c.id),
+      );
       context.heartbeat({ recorded: emailIds.length });
 
       const owner = `campaign-${campaign.id}/${input.afterContactId ?? 'start'}`;
@@ -168,13 +176,16 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
         shouldStop: async () => context.cancellationSignal.aborted || !(await campaignSendRepository.isSending(orm.em.fork(), campaign.id)),
       });
       await campaignSendRepository.refreshSentCount(em, campaign.id);
-      if (result.retry.length) logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
+      if (result.retry.length)
+        logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
       if (cap.reached) {
-        logger.info({ campaignId: campaign.id, projectId: campaign.projectId, limit: cap.limit }, 'campaign: the monthly campaigns cap is reached; the send stops');
+        logger.info(
+          { campaignId: campaign.id, projectId: campaign.projectId, limit: cap.limit },
+          'campaign: the monthly campaigns cap is reached; the send stops',
+        );
         return { stopped: false, nextCursor, recipients: emailIds.length, ...result, capReached: { category: 'campaigns', limit: cap.limit } };
       }
       return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
-
     },
 
     /** Where the next batches start (see campaignSendRepository.batchStarts). */

@@ -5,7 +5,9 @@ import { clientAddressBudget } from '../db/repositories/clientAddressBudget';
 export function createCleanupActivities({ orm }: ActivityDeps) {
   return {
     async deleteExpiredIdempotencyKeys(): Promise<number> {
-      const rows = await orm.em.fork().execute(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`);
+      const rows = await orm.em
+        .fork()
+        .execute(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`);
       return rows[0].n;
     },
     /**
@@ -17,7 +19,9 @@ export function createCleanupActivities({ orm }: ActivityDeps) {
     async deleteStaleRateLimitWindows(): Promise<number> {
       const rows = await orm.em
         .fork()
-        .execute(`with gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - 120 returning 1) select count(*)::int as n from gone`);
+        .execute(
+          `with gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - 120 returning 1) select count(*)::int as n from gone`,
+        );
       const loginCounters = await loginThrottleRepository.deleteExpired(orm.em.fork(), LOGIN_THROTTLE.windowMinutes);
       const addressCounters = await clientAddressBudget.deleteExpired(orm.em.fork());
       return rows[0].n + loginCounters + addressCounters;

@@ -29,7 +29,14 @@ async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ 
   const errors: JobError[] = [];
   const events: RecordedEvent[] = [];
   try {
-    const result = await tx.transactional((inner) => contactRepository.upsertManyByEmail(inner, projectId, items.map((i) => i.upsert), 'import'));
+    const result = await tx.transactional((inner) =>
+      contactRepository.upsertManyByEmail(
+        inner,
+        projectId,
+        items.map((i) => i.upsert),
+        'import',
+      ),
+    );
     return { succeeded: items.length, errors, events: result.events };
   } catch (err) {
     if (!rowRefusal(err)) throw err;
@@ -140,10 +147,10 @@ export function createContactJobActivities({ orm, eventTriggers }: ActivityDeps)
         let affected: Array<{ id: string }>;
         let events: RecordedEvent[] = [];
         if (job.type === 'BULK_DELETE') {
-          affected = await tx.execute(
-            `delete from contacts where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid) returning id`,
-            [job.projectId, idsJson],
-          );
+          affected = await tx.execute(`delete from contacts where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid) returning id`, [
+            job.projectId,
+            idsJson,
+          ]);
         } else {
           const subscribe = job.type === 'BULK_SUBSCRIBE';
           const rows = await tx.execute<Array<{ id: string; changed: boolean }>>(

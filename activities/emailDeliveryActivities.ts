@@ -29,7 +29,11 @@ export function createEmailDeliveryActivities({ config, orm, mail, logger, event
     /** Accepted emails no delivery has touched, grouped by the workflow that should own them (see emailDeliverySweepWorkflow). */
     async findUndeliveredEmails(input: { olderThanSeconds: number; limit: number }) {
       const groups = await emailRepository.findUnattempted(orm.em.fork(), input.olderThanSeconds, input.limit);
-      if (groups.length) logger.warn({ workflows: groups.length, emails: groups.reduce((n, g) => n + g.emailIds.length, 0) }, 'found accepted mail whose delivery never started; starting it');
+      if (groups.length)
+        logger.warn(
+          { workflows: groups.length, emails: groups.reduce((n, g) => n + g.emailIds.length, 0) },
+          'found accepted mail whose delivery never started; starting it',
+        );
       return { groups, retryDelaysSeconds: config.deliveryRetryDelaysSeconds };
     },
   };

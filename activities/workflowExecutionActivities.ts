@@ -90,7 +90,12 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
    * write the walk makes anyway: the wait, the end, or the row of a step that must be written at
    * once (CONDITION, WEBHOOK, UPDATE_CONTACT). That is what keeps a run of steps to a few statements.
    */
-  async function walk(em: Em, state: WalkState, start: { sequence: number; stepId: string; context: Record<string, unknown> }, extras: OutcomeExtras): Promise<StepOutcome> {
+  async function walk(
+    em: Em,
+    state: WalkState,
+    start: { sequence: number; stepId: string; context: Record<string, unknown> },
+    extras: OutcomeExtras,
+  ): Promise<StepOutcome> {
     const { execution } = state;
     let { sequence, stepId } = start;
     const context = start.context;
@@ -126,7 +131,8 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
       try {
         if (before && before.stepId === step.id && step.type !== 'DELAY' && step.type !== 'WAIT_FOR_EVENT') {
           const output = (before.output ?? {}) as Record<string, unknown>;
-          if (step.type === 'EXIT') return await finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
+          if (step.type === 'EXIT')
+            return await finished(em, execution.id, { status: 'EXITED', exitReason: exitReason(step.config), context }, withRetry(), history());
           if (step.type === 'CONDITION') branch = output.branch as 'yes' | 'no';
           if (step.type === 'SEND_EMAIL' && output.status === 'QUEUED') retry.push(output.emailId as string);
         } else {
@@ -138,7 +144,13 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
             case 'DELAY': {
               const waitMs = delayMs(step.config);
               record({ ...row, status: 'WAITING', output: { waitMs } });
-              const since = await executionRepository.markWaiting(em, execution.id, step.id, { eventName: null, waitUntil: new Date(Date.now() + waitMs), context }, history());
+              const since = await executionRepository.markWaiting(
+                em,
+                execution.id,
+                step.id,
+                { eventName: null, waitUntil: new Date(Date.now() + waitMs), context },
+                history(),
+              );
               if (!since) return await ended(em, execution.id, withRetry());
               return { kind: 'delay', sequence, stepId: step.id, context, waitMs, ...withRetry() };
             }
@@ -154,7 +166,16 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
                 history(),
               );
               if (!since) return await ended(em, execution.id, withRetry());
-              return { kind: 'wait', sequence, stepId: step.id, context, eventName: wait.eventName, timeoutMs: wait.timeoutMs, waitingSince: since.toISOString(), ...withRetry() };
+              return {
+                kind: 'wait',
+                sequence,
+                stepId: step.id,
+                context,
+                eventName: wait.eventName,
+                timeoutMs: wait.timeoutMs,
+                waitingSince: since.toISOString(),
+                ...withRetry(),
+              };
             }
 
             case 'SEND_EMAIL': {
@@ -198,7 +219,14 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
             case 'WEBHOOK': {
               const contact = await contactRepository.findById(em, execution.projectId, execution.contactId);
               if (!contact) return await endedMeanwhile();
-              const answer = await webhookStep(em, config, { execution, step, contact, context, attempt: Context.current().info.attempt, maxAttempts: WEBHOOK_ATTEMPTS });
+              const answer = await webhookStep(em, config, {
+                execution,
+                step,
+                contact,
+                context,
+                attempt: Context.current().info.attempt,
+                maxAttempts: WEBHOOK_ATTEMPTS,
+              });
               // Written now: the receiver is not to be called again.
               record({ ...row, status: 'COMPLETED', output: answer });
               await writeHistory();
@@ -217,7 +245,13 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
       } catch (err) {
         if (err instanceof StepConfigError) {
           record({ ...row, status: 'FAILED', error: err.message });
-          return finished(em, execution.id, { status: 'FAILED', error: `Step "${step.name}" (${step.type}) failed: ${err.message}`, context }, withRetry(), history());
+          return finished(
+            em,
+            execution.id,
+            { status: 'FAILED', error: `Step "${step.name}" (${step.type}) failed: ${err.message}`, context },
+            withRetry(),
+            history(),
+          );
         }
         // A temporary failure (a webhook's 5xx, the database): Temporal tries again after its
         // backoff. The rows of the steps before it are written first, so they are not repeated.
@@ -234,11 +268,22 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
   }
 
   /** A step deleted from the definition before the walk reached it, or while the walk waited in it. */
-  async function stepGone(em: Em, executionId: string, sequence: number, stepId: string, whileWaiting: boolean, extras: OutcomeExtras, history: HistoryRow[] = []): Promise<StepOutcome> {
+  async function stepGone(
+    em: Em,
+    executionId: string,
+    sequence: number,
+    stepId: string,
+    whileWaiting: boolean,
+    extras: OutcomeExtras,
+    history: HistoryRow[] = [],
+  ): Promise<StepOutcome> {
     const reason = whileWaiting
       ? `The step ${stepId} was deleted from the workflow while the execution waited in it`
       : `The step ${stepId} was deleted from the workflow before the execution reached it`;
-    return finished(em, executionId, { status: 'EXITED', exitReason: reason }, extras, [...history, { sequence, stepId, stepType: 'DELETED', status: 'SKIPPED', error: reason }]);
+    return finished(em, executionId, { status: 'EXITED', exitReason: reason }, extras, [
+      ...history,
+      { sequence, stepId, stepType: 'DELETED', status: 'SKIPPED', error: reason },
+    ]);
   }
 
   const active = (state: WalkState | null): state is WalkState => !!state && (state.execution.status === 'RUNNING' || state.execution.status === 'WAITING');

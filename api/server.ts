@@ -38,7 +38,12 @@ export async function startApiServer(
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
-  const executionTriggers = attachExecutionTriggers(orm, eventTriggers, { client: temporal.client, taskQueue: temporal.taskQueue, within: (fn) => temporal.within(fn) }, logger);
+  const executionTriggers = attachExecutionTriggers(
+    orm,
+    eventTriggers,
+    { client: temporal.client, taskQueue: temporal.taskQueue, within: (fn) => temporal.within(fn) },
+    logger,
+  );
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     // One round in flight: sends arriving meanwhile form the next round, so under load rounds
@@ -47,7 +52,20 @@ export async function startApiServer(
     { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
   );
   const objectStore = createObjectStore(config);
-  const app = createApp({ config, orm, temporal, logger, eventTriggers, contactWrites: new ContactWriteBatcher(orm), apiKeys: new ApiKeyResolver(orm), senderDomains: new SenderDomainLookup(orm), capUsage: new CapUsageLookup(orm), deliveries, snsFetch: options.snsFetch, objectStore });
+  const app = createApp({
+    config,
+    orm,
+    temporal,
+    logger,
+    eventTriggers,
+    contactWrites: new ContactWriteBatcher(orm),
+    apiKeys: new ApiKeyResolver(orm),
+    senderDomains: new SenderDomainLookup(orm),
+    capUsage: new CapUsageLookup(orm),
+    deliveries,
+    snsFetch: options.snsFetch,
+    objectStore,
+  });
   const handleRequest = app.callback();
   // Koa settles every request itself (its error handling answers, ctx.onerror logs): the promise
   // it returns per request never rejects, and nothing waits for it.

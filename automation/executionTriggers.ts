@@ -105,7 +105,10 @@ export class ExecutionTriggers {
     try {
       await signalWaitingExecution(this.temporal, arrival);
     } catch (err) {
-      this.logger.warn({ err, executionId: arrival.executionId, eventId: arrival.eventId }, 'could not hand an event to a waiting execution; the sweep hands it over');
+      this.logger.warn(
+        { err, executionId: arrival.executionId, eventId: arrival.eventId },
+        'could not hand an event to a waiting execution; the sweep hands it over',
+      );
     }
   }
 

@@ -30,7 +30,13 @@ const CAMPAIGNS = 50;
 const CHUNK = 500_000;
 const WARMUPS = 3;
 const RUNS = 30;
-const EVENT_NAMES = [...Array.from({ length: 16 }, (_, i) => (i === 0 ? 'purchase' : `event-${i}`)), 'email.sent', 'email.opened', 'email.clicked', 'contact.subscribed'];
+const EVENT_NAMES = [
+  ...Array.from({ length: 16 }, (_, i) => (i === 0 ? 'purchase' : `event-${i}`)),
+  'email.sent',
+  'email.opened',
+  'email.clicked',
+  'contact.subscribed',
+];
 
 /** Deterministic pseudo-random column k of row n: a non-negative bigint. */
 const h = (k: number) => `(hashint4extended(n, ${k}) & 9223372036854775807)`;
@@ -114,7 +120,11 @@ async function triggerCost(db: Client, projectId: string) {
   await db.query(`delete from analytics_email_hourly where project_id = $1`, [projectId]);
   await db.query(`delete from analytics_event_hourly where project_id = $1`, [projectId]);
   await db.query(`delete from contacts where project_id = $1`, [projectId]);
-  const median = (list: number[]) => quantile([...list].sort((a, b) => a - b), 0.5);
+  const median = (list: number[]) =>
+    quantile(
+      [...list].sort((a, b) => a - b),
+      0.5,
+    );
   const figures: Record<string, string> = {};
   for (const [name, { on, off }] of Object.entries(samples)) {
     figures[name] = `on ${median(on).toFixed(2)} ms, off ${median(off).toFixed(2)} ms (p50 of ${rounds}; +${(median(on) - median(off)).toFixed(2)} ms)`;
@@ -200,7 +210,9 @@ async function main() {
     const tSeed = performance.now();
     await seed(db, project.id);
     const seedS = (performance.now() - tSeed) / 1000;
-    await timed('vacuum analyze', () => db.query('vacuum analyze contacts, campaigns, events, emails, analytics_email_hourly, analytics_event_hourly, analytics_campaign_counts'));
+    await timed('vacuum analyze', () =>
+      db.query('vacuum analyze contacts, campaigns, events, emails, analytics_email_hourly, analytics_event_hourly, analytics_campaign_counts'),
+    );
     const { rows: sizes } = await db.query(
       `select (select count(*) from analytics_email_hourly where project_id = $1) as email_rows,
               (select count(*) from analytics_event_hourly where project_id = $1) as event_rows,

@@ -82,7 +82,8 @@ async function main() {
       const now = sink.received;
       const rss = pids.map(rssMb);
       rssSamples.push(rss);
-      if (second % 5 === 0 || now - lastSink === 0) timeline.push(`${String(second).padStart(4)} s  delivered ${String(now).padStart(7)}  (+${now - lastSink}/s)  worker RSS ${rss.join(' / ')} MB`);
+      if (second % 5 === 0 || now - lastSink === 0)
+        timeline.push(`${String(second).padStart(4)} s  delivered ${String(now).padStart(7)}  (+${now - lastSink}/s)  worker RSS ${rss.join(' / ')} MB`);
       lastSink = now;
       const [row] = await orm.em.fork().execute(`select status from campaigns where id = ?`, [campaignId]);
       status = row.status;
@@ -90,7 +91,9 @@ async function main() {
     const seconds = (Date.now() - startedAt) / 1000;
     console.log('\ncampaign timeline (every 5 s)');
     for (const line of timeline) console.log(`  ${line}`);
-    const [emails] = await orm.em.fork().execute(`select count(*)::int as n, count(*) filter (where status = 'SENT')::int as sent from emails where campaign_id = ?`, [campaignId]);
+    const [emails] = await orm.em
+      .fork()
+      .execute(`select count(*)::int as n, count(*) filter (where status = 'SENT')::int as sent from emails where campaign_id = ?`, [campaignId]);
     const peak = pids.map((_, i) => Math.max(...rssSamples.map((s) => s[i])));
     printFigures(`Campaign to ${contacts.toLocaleString('en')} contacts, ${pids.length} worker process(es), local SMTP sink`, {
       'status at the end': status,

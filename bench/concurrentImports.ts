@@ -138,8 +138,8 @@ async function main() {
     // The target is judged on the samples taken during the run; VmHWM also counts the worker's
     // start (bundling the workflow code).
     printFigures(`${IMPORTS} concurrent CSV imports, uploaded together → all COMPLETED`, {
-      'files': `${IMPORTS} × ${files[0].content.length} bytes, ${totalRows} rows in all`,
-      'IMPORT_CONCURRENCY': process.env.IMPORT_CONCURRENCY ?? 'default (2)',
+      files: `${IMPORTS} × ${files[0].content.length} bytes, ${totalRows} rows in all`,
+      IMPORT_CONCURRENCY: process.env.IMPORT_CONCURRENCY ?? 'default (2)',
       'upload answered (202), first/median/last': `${(answered[0] / 1000).toFixed(2)} / ${(percentile(answered, 50) / 1000).toFixed(2)} / ${(answered[answered.length - 1] / 1000).toFixed(2)} s`,
       'job queued → RUNNING, min/max': `${queuedS[0].toFixed(2)} / ${queuedS[queuedS.length - 1].toFixed(2)} s`,
       'job RUNNING → COMPLETED, min/max': `${runS[0].toFixed(2)} / ${runS[runS.length - 1].toFixed(2)} s`,

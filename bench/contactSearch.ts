@@ -26,10 +26,262 @@ const RUNS = 20;
 const TARGET_MS = 100;
 const PAGE_LIMIT = 20; // the API's default; the page query asks for one more to know hasMore
 
-const FIRST = ['james', 'mary', 'john', 'patricia', 'robert', 'jennifer', 'michael', 'linda', 'william', 'elizabeth', 'david', 'barbara', 'richard', 'susan', 'joseph', 'jessica', 'thomas', 'sarah', 'charles', 'karen', 'christopher', 'nancy', 'daniel', 'lisa', 'matthew', 'betty', 'anthony', 'margaret', 'mark', 'sandra', 'donald', 'ashley', 'steven', 'kimberly', 'paul', 'emily', 'andrew', 'donna', 'joshua', 'michelle', 'kenneth', 'carol', 'kevin', 'amanda', 'brian', 'dorothy', 'george', 'melissa', 'timothy', 'deborah', 'ronald', 'stephanie', 'edward', 'rebecca', 'jason', 'sharon', 'jeffrey', 'laura', 'ryan', 'cynthia', 'jacob', 'kathleen', 'gary', 'amy', 'nicholas', 'angela', 'eric', 'shirley', 'jonathan', 'anna', 'stephen', 'brenda', 'larry', 'pamela', 'justin', 'emma', 'scott', 'nicole', 'brandon', 'helen', 'benjamin', 'samantha', 'samuel', 'katherine', 'gregory', 'christine', 'alexander', 'debra', 'frank', 'rachel', 'patrick', 'carolyn', 'raymond', 'janet', 'jack', 'catherine', 'dennis', 'maria', 'jerry', 'heather'];
-const LAST = ['smith', 'johnson', 'williams', 'brown', 'jones', 'garcia', 'miller', 'davis', 'rodriguez', 'martinez', 'hernandez', 'lopez', 'gonzalez', 'wilson', 'anderson', 'thomas', 'taylor', 'moore', 'jackson', 'martin', 'lee', 'perez', 'thompson', 'white', 'harris', 'sanchez', 'clark', 'ramirez', 'lewis', 'robinson', 'walker', 'young', 'allen', 'king', 'wright', 'scott', 'torres', 'nguyen', 'hill', 'flores', 'green', 'adams', 'nelson', 'baker', 'hall', 'rivera', 'campbell', 'mitchell', 'carter', 'roberts', 'gomez', 'phillips', 'evans', 'turner', 'diaz', 'parker', 'cruz', 'edwards', 'collins', 'reyes', 'stewart', 'morris', 'morales', 'murphy', 'cook', 'rogers', 'gutierrez', 'ortiz', 'morgan', 'cooper', 'peterson', 'bailey', 'reed', 'kelly', 'howard', 'ramos', 'kim', 'cox', 'ward', 'richardson', 'watson', 'brooks', 'chavez', 'wood', 'james', 'bennett', 'gray', 'mendoza', 'ruiz', 'hughes', 'price', 'alvarez', 'castillo', 'sanders', 'patel', 'myers', 'long', 'ross', 'foster', 'jimenez'];
+const FIRST = [
+  'james',
+  'mary',
+  'john',
+  'patricia',
+  'robert',
+  'jennifer',
+  'michael',
+  'linda',
+  'william',
+  'elizabeth',
+  'david',
+  'barbara',
+  'richard',
+  'susan',
+  'joseph',
+  'jessica',
+  'thomas',
+  'sarah',
+  'charles',
+  'karen',
+  'christopher',
+  'nancy',
+  'daniel',
+  'lisa',
+  'matthew',
+  'betty',
+  'anthony',
+  'margaret',
+  'mark',
+  'sandra',
+  'donald',
+  'ashley',
+  'steven',
+  'kimberly',
+  'paul',
+  'emily',
+  'andrew',
+  'donna',
+  'joshua',
+  'michelle',
+  'kenneth',
+  'carol',
+  'kevin',
+  'amanda',
+  'brian',
+  'dorothy',
+  'george',
+  'melissa',
+  'timothy',
+  'deborah',
+  'ronald',
+  'stephanie',
+  'edward',
+  'rebecca',
+  'jason',
+  'sharon',
+  'jeffrey',
+  'laura',
+  'ryan',
+  'cynthia',
+  'jacob',
+  'kathleen',
+  'gary',
+  'amy',
+  'nicholas',
+  'angela',
+  'eric',
+  'shirley',
+  'jonathan',
+  'anna',
+  'stephen',
+  'brenda',
+  'larry',
+  'pamela',
+  'justin',
+  'emma',
+  'scott',
+  'nicole',
+  'brandon',
+  'helen',
+  'benjamin',
+  'samantha',
+  'samuel',
+  'katherine',
+  'gregory',
+  'christine',
+  'alexander',
+  'debra',
+  'frank',
+  'rachel',
+  'patrick',
+  'carolyn',
+  'raymond',
+  'janet',
+  'jack',
+  'catherine',
+  'dennis',
+  'maria',
+  'jerry',
+  'heather',
+];
+const LAST = [
+  'smith',
+  'johnson',
+  'williams',
+  'brown',
+  'jones',
+  'garcia',
+  'miller',
+  'davis',
+  'rodriguez',
+  'martinez',
+  'hernandez',
+  'lopez',
+  'gonzalez',
+  'wilson',
+  'anderson',
+  'thomas',
+  'taylor',
+  'moore',
+  'jackson',
+  'martin',
+  'lee',
+  'perez',
+  'thompson',
+  'white',
+  'harris',
+  'sanchez',
+  'clark',
+  'ramirez',
+  'lewis',
+  'robinson',
+  'walker',
+  'young',
+  'allen',
+  'king',
+  'wright',
+  'scott',
+  'torres',
+  'nguyen',
+  'hill',
+  'flores',
+  'green',
+  'adams',
+  'nelson',
+  'baker',
+  'hall',
+  'rivera',
+  'campbell',
+  'mitchell',
+  'carter',
+  'roberts',
+  'gomez',
+  'phillips',
+  'evans',
+  'turner',
+  'diaz',
+  'parker',
+  'cruz',
+  'edwards',
+  'collins',
+  'reyes',
+  'stewart',
+  'morris',
+  'morales',
+  'murphy',
+  'cook',
+  'rogers',
+  'gutierrez',
+  'ortiz',
+  'morgan',
+  'cooper',
+  'peterson',
+  'bailey',
+  'reed',
+  'kelly',
+  'howard',
+  'ramos',
+  'kim',
+  'cox',
+  'ward',
+  'richardson',
+  'watson',
+  'brooks',
+  'chavez',
+  'wood',
+  'james',
+  'bennett',
+  'gray',
+  'mendoza',
+  'ruiz',
+  'hughes',
+  'price',
+  'alvarez',
+  'castillo',
+  'sanders',
+  'patel',
+  'myers',
+  'long',
+  'ross',
+  'foster',
+  'jimenez',
+];
 /** gmail.com takes 10% of the contacts (the common search); these 49 share the rest. */
-const OTHER_DOMAINS = ['yahoo.com', 'outlook.com', 'hotmail.com', 'icloud.com', 'aol.com', 'proton.me', 'live.com', 'msn.com', 'gmx.de', 'web.de', 't-online.de', 'mail.ru', 'yandex.ru', 'orange.fr', 'free.fr', 'laposte.net', 'libero.it', 'virgilio.it', 'btinternet.com', 'sky.com', 'comcast.net', 'verizon.net', 'att.net', 'cox.net', 'shaw.ca', 'rogers.com', 'bigpond.com', 'optusnet.com.au', 'qq.com', '163.com', 'naver.com', 'rediffmail.com', 'uol.com.br', 'terra.com.br', 'seznam.cz', 'wp.pl', 'onet.pl', 'telenet.be', 'ziggo.nl', 'xs4all.nl', 'bluewin.ch', 'telia.com', 'acme.io', 'initech.com', 'globex.net', 'umbrella.co', 'hooli.xyz', 'example.org', 'fastmail.com'];
+const OTHER_DOMAINS = [
+  'yahoo.com',
+  'outlook.com',
+  'hotmail.com',
+  'icloud.com',
+  'aol.com',
+  'proton.me',
+  'live.com',
+  'msn.com',
+  'gmx.de',
+  'web.de',
+  't-online.de',
+  'mail.ru',
+  'yandex.ru',
+  'orange.fr',
+  'free.fr',
+  'laposte.net',
+  'libero.it',
+  'virgilio.it',
+  'btinternet.com',
+  'sky.com',
+  'comcast.net',
+  'verizon.net',
+  'att.net',
+  'cox.net',
+  'shaw.ca',
+  'rogers.com',
+  'bigpond.com',
+  'optusnet.com.au',
+  'qq.com',
+  '163.com',
+  'naver.com',
+  'rediffmail.com',
+  'uol.com.br',
+  'terra.com.br',
+  'seznam.cz',
+  'wp.pl',
+  'onet.pl',
+  'telenet.be',
+  'ziggo.nl',
+  'xs4all.nl',
+  'bluewin.ch',
+  'telia.com',
+  'acme.io',
+  'initech.com',
+  'globex.net',
+  'umbrella.co',
+  'hooli.xyz',
+  'example.org',
+  'fastmail.com',
+];
 const PLANS = ['free', 'starter', 'pro', 'team', 'enterprise'];
 
 /** Deterministic pseudo-random column k of contact n: a non-negative bigint. */
@@ -50,7 +302,9 @@ async function seed(db: Client, projectId: string) {
        from (select n, now() - (${h(8)} % (365 * 86400)) * interval '1 second' as ts from generate_series($6::int, $7::int) n) s`,
       [projectId, FIRST, LAST, OTHER_DOMAINS, PLANS, from, to],
     );
-    process.stdout.write(`  inserted ${to.toLocaleString('en')} (${((performance.now() - t) / 1000).toFixed(1)} s for this ${(to - from + 1).toLocaleString('en')})\n`);
+    process.stdout.write(
+      `  inserted ${to.toLocaleString('en')} (${((performance.now() - t) / 1000).toFixed(1)} s for this ${(to - from + 1).toLocaleString('en')})\n`,
+    );
   }
 }
 
@@ -90,7 +344,12 @@ async function main() {
 
     // The rare term: one contact's whole local part, with the @ so that n=12345 does not also
     // match 123450…123459.
-    const [{ email: rareEmail }] = (await db.query(`select ${EMAIL_SQL} as email from (select 123457 as n) s`.replace(/\$([234])/g, (_, i: string) => `$${Number(i) - 1}`), [FIRST, LAST, OTHER_DOMAINS])).rows;
+    const [{ email: rareEmail }] = (
+      await db.query(
+        `select ${EMAIL_SQL} as email from (select 123457 as n) s`.replace(/\$([234])/g, (_, i: string) => `$${Number(i) - 1}`),
+        [FIRST, LAST, OTHER_DOMAINS],
+      )
+    ).rows;
     const rare = rareEmail.slice(0, rareEmail.indexOf('@') + 1);
     const terms: Record<string, string> = {
       rare,
@@ -118,7 +377,15 @@ async function main() {
     const rows: Array<{ name: string; path: string; p50: number; p95: number; max: number; total: string; returned: number }> = [];
     const record = async (name: string, path: string, firstPage: boolean) => {
       const r = await time(path);
-      rows.push({ name, path, p50: r.p50, p95: r.p95, max: r.max, total: firstPage ? String(r.body.total) : '(not computed on later pages)', returned: r.body.data.length });
+      rows.push({
+        name,
+        path,
+        p50: r.p50,
+        p95: r.p95,
+        max: r.max,
+        total: firstPage ? String(r.body.total) : '(not computed on later pages)',
+        returned: r.body.data.length,
+      });
       return r.body;
     };
     for (const [name, term] of Object.entries(terms)) await record(`search ${name} "${term}"`, `/contacts?search=${encodeURIComponent(term)}`, true);
@@ -126,13 +393,21 @@ async function main() {
     if (!first.cursor) throw new Error('the first page has no cursor');
     await record('no search, second page (cursor)', `/contacts?cursor=${encodeURIComponent(first.cursor)}`, false);
     const commonFirst = (await http.get(`/contacts?search=${encodeURIComponent(terms.common)}`, { key })).body;
-    await record('search common, second page (cursor)', `/contacts?search=${encodeURIComponent(terms.common)}&cursor=${encodeURIComponent(commonFirst.cursor)}`, false);
+    await record(
+      'search common, second page (cursor)',
+      `/contacts?search=${encodeURIComponent(terms.common)}&cursor=${encodeURIComponent(commonFirst.cursor)}`,
+      false,
+    );
 
-    console.log(`\nGET /contacts over ${CONTACTS.toLocaleString('en')} contacts of one project: ${RUNS} runs after ${WARMUPS} warm-ups, client-side ms (target < ${TARGET_MS} ms)`);
+    console.log(
+      `\nGET /contacts over ${CONTACTS.toLocaleString('en')} contacts of one project: ${RUNS} runs after ${WARMUPS} warm-ups, client-side ms (target < ${TARGET_MS} ms)`,
+    );
     console.log(`  ${'case'.padEnd(46)} ${'p50'.padStart(7)} ${'p95'.padStart(7)} ${'max'.padStart(7)}  ${'rows'.padStart(4)}  total`);
     for (const r of rows) {
       const verdict = r.p95 < TARGET_MS ? 'ok' : 'MISS';
-      console.log(`  ${r.name.padEnd(46)} ${r.p50.toFixed(1).padStart(7)} ${r.p95.toFixed(1).padStart(7)} ${r.max.toFixed(1).padStart(7)}  ${String(r.returned).padStart(4)}  ${r.total}  ${verdict}`);
+      console.log(
+        `  ${r.name.padEnd(46)} ${r.p50.toFixed(1).padStart(7)} ${r.p95.toFixed(1).padStart(7)} ${r.max.toFixed(1).padStart(7)}  ${String(r.returned).padStart(4)}  ${r.total}  ${verdict}`,
+      );
     }
 
     // The two statements of a first page, exactly as db/contacts/contactQueries.ts builds them.
@@ -164,7 +439,9 @@ async function main() {
       await explain(`EXPLAIN count query, ${name} term "${term}"`, countSql, [project.id, pattern]);
     }
     // The unsearched first page counts the whole project: always shown, it is the slowest path with no search.
-    await explain('EXPLAIN page query, no search', `select * from contacts where project_id = $1 order by created_at desc, id desc limit ${PAGE_LIMIT + 1}`, [project.id]);
+    await explain('EXPLAIN page query, no search', `select * from contacts where project_id = $1 order by created_at desc, id desc limit ${PAGE_LIMIT + 1}`, [
+      project.id,
+    ]);
     await explain('EXPLAIN count query, no search', `select count(*)::int as n from contacts where project_id = $1`, [project.id]);
   } finally {
     await db.end();

@@ -80,7 +80,8 @@ async function main() {
     const flowing = samples.filter((s) => s.processed > 0);
     const firstFlow = flowing[0];
     const lastFlow = flowing[flowing.length - 1];
-    const batchRate = lastFlow && firstFlow && lastFlow.ms > firstFlow.ms ? (lastFlow.processed - firstFlow.processed) / ((lastFlow.ms - firstFlow.ms) / 1000) : NaN;
+    const batchRate =
+      lastFlow && firstFlow && lastFlow.ms > firstFlow.ms ? (lastFlow.processed - firstFlow.processed) / ((lastFlow.ms - firstFlow.ms) / 1000) : NaN;
 
     printFigures('CSV import, POST /contacts/import → COMPLETED (polled every 100 ms)', {
       'file size (bytes)': `${content.length} (${(content.length / 1024 / 1024).toFixed(3)} MiB, limit ${MAX_BYTES})`,

@@ -43,7 +43,11 @@ async function main() {
     const account = await signUp(http);
     let client = 0;
     // A running API, not a cold one: compile the login path and open the pool's connections first.
-    await Promise.all(Array.from({ length: 20 }, () => http.post('/auth/login', { email: account.email, password: account.password }, { headers: { 'X-Forwarded-For': `192.0.2.${++client}` } })));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        http.post('/auth/login', { email: account.email, password: account.password }, { headers: { 'X-Forwarded-For': `192.0.2.${++client}` } }),
+      ),
+    );
     for (const logins of ROUNDS) {
       const health: Array<{ ms: number; status: number }> = [];
       let flooding = true;
@@ -72,7 +76,12 @@ async function main() {
       figures[`${logins} logins: total ms`] = Math.round(total);
       figures[`${logins} logins: login p50 / max ms`] = `${Math.round(percentile(latencies, 50))} / ${Math.round(Math.max(...latencies))}`;
       figures[`${logins} logins: /health polls, all 200`] = `${health.length}, ${health.every((h) => h.status === 200)}`;
-      figures[`${logins} logins: /health p99 / max ms`] = `${Math.round(percentile(health.map((h) => h.ms), 99))} / ${Math.round(Math.max(...health.map((h) => h.ms)))}`;
+      figures[`${logins} logins: /health p99 / max ms`] = `${Math.round(
+        percentile(
+          health.map((h) => h.ms),
+          99,
+        ),
+      )} / ${Math.round(Math.max(...health.map((h) => h.ms)))}`;
     }
   } finally {
     await stack.stop();

@@ -93,7 +93,11 @@ async function healthLatencies(api: HttpClient, count: number, gapMs: number) {
   return `${ms(percentile(latencies, 50))} / ${ms(Math.max(...latencies))} ms (${count} requests, status ${[...statuses].join(', ')})`;
 }
 
-async function healthSection(stack: BenchStack, temporalPort: number, figures: Record<string, string | number>): Promise<{ temporal: TemporalDevServer; project: TestProject }> {
+async function healthSection(
+  stack: BenchStack,
+  temporalPort: number,
+  figures: Record<string, string | number>,
+): Promise<{ temporal: TemporalDevServer; project: TestProject }> {
   const api = new HttpClient(stack.apiUrl);
   const binaryPath = ensureTemporalBinary();
   // 1. Nothing listens at Temporal's address (the API was started so).
@@ -107,7 +111,8 @@ async function healthSection(stack: BenchStack, temporalPort: number, figures: R
   let temporal = await startTemporalDevServer({ binaryPath, port: temporalPort, uiPort: false, namespace: 'default' });
   figures['Temporal up → /health 200'] = `${ms(await until(async () => (await api.get('/health')).status === 200))} ms`;
   const { project } = await accountWithProject(api);
-  const startsWork = async () => (await api.post('/contacts/bulk-subscribe', { contactIds: ['00000000-0000-4000-8000-000000000000'] }, { key: project.secretKey })).status === 202;
+  const startsWork = async () =>
+    (await api.post('/contacts/bulk-subscribe', { contactIds: ['00000000-0000-4000-8000-000000000000'] }, { key: project.secretKey })).status === 202;
   await until(startsWork);
   // 4. Temporal restarts after 3 s away (its state kept, as a real cluster's is).
   const restarts: Array<{ health: number; work: number }> = [];
@@ -140,7 +145,8 @@ async function webhookSection(figures: Record<string, string | number>) {
         if (!(outcome instanceof WebhookError) || outcome.kind !== 'TIMEOUT') throw new Error(`expected a TIMEOUT, got ${String(outcome)}`);
         late.push(performance.now() - started - timeoutMs);
       }
-      figures[`webhook timeoutMs ${timeoutMs}: ended after timeout + min / p50 / max`] = `${ms(Math.min(...late))} / ${ms(percentile(late, 50))} / ${ms(Math.max(...late))} ms (20 attempts)`;
+      figures[`webhook timeoutMs ${timeoutMs}: ended after timeout + min / p50 / max`] =
+        `${ms(Math.min(...late))} / ${ms(percentile(late, 50))} / ${ms(Math.max(...late))} ms (20 attempts)`;
     }
   } finally {
     await receiver.close();
@@ -204,7 +210,13 @@ async function bodySection(stack: BenchStack, figures: Record<string, string | n
   const member = zlib.gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
   const members = Buffer.concat(Array(64).fill(member));
   const bombBytes = member.length * 1024;
-  const bomb = await sendHugeBody(stack.apiUrl, stack.pids.api, { ...json, 'Content-Encoding': 'gzip', 'Content-Length': String(bombBytes) }, bombBytes, () => members);
+  const bomb = await sendHugeBody(
+    stack.apiUrl,
+    stack.pids.api,
+    { ...json, 'Content-Encoding': 'gzip', 'Content-Length': String(bombBytes) },
+    bombBytes,
+    () => members,
+  );
   figures['gzip bomb (1 GB decoded): answer'] = bomb.answer;
   figures['gzip bomb: sent in all'] = bomb.taken;
   figures['gzip bomb: API RSS before / peak / after'] = bomb.rss;
@@ -268,10 +280,13 @@ async function limiterSection(stack: BenchStack, figures: Record<string, string 
         { length: 1400 },
         (_, i) =>
           new Promise<{ at: number; res: HttpResponse }>((resolve, reject) =>
-            setTimeout(() => {
-              const at = Date.now();
-              clients[i % 2].get('/outbox', { key: project.secretKey }).then((res) => resolve({ at, res }), reject);
-            }, start + i * 50 - Date.now()),
+            setTimeout(
+              () => {
+                const at = Date.now();
+                clients[i % 2].get('/outbox', { key: project.secretKey }).then((res) => resolve({ at, res }), reject);
+              },
+              start + i * 50 - Date.now(),
+            ),
           ),
       ),
     );
@@ -281,7 +296,8 @@ async function limiterSection(stack: BenchStack, figures: Record<string, string 
     figures['limiter: sent / accepted / refused'] = `1,400 / ${accepted.length} / ${refused.length} (other: ${sent.length - accepted.length - refused.length})`;
     figures['limiter: most accepted in any 60 s'] = `${maxInAnyWindow(accepted, 60_000)} (limit 1,000; client send times)`;
     figures['limiter: accepted in the first 60 s'] = accepted.filter((t) => t < start + 60_000).length;
-    figures['limiter: accepted from 62 s on'] = `${accepted.filter((t) => t >= start + 62_000).length} (of ${sent.filter((s) => s.at >= start + 62_000).length} sent)`;
+    figures['limiter: accepted from 62 s on'] =
+      `${accepted.filter((t) => t >= start + 62_000).length} (of ${sent.filter((s) => s.at >= start + 62_000).length} sent)`;
     figures['limiter: Retry-After min / max'] = retryAfter.length ? `${Math.min(...retryAfter)} / ${Math.max(...retryAfter)} s` : 'none refused';
   } finally {
     for (const api of apis) {

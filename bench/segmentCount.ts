@@ -133,7 +133,9 @@ async function main() {
       results.push({ logic, p50: quantile(samples, 0.5), p95: quantile(samples, 0.95), max: samples[samples.length - 1], members, create: createMs });
     }
 
-    console.log(`\nPOST /segments/:id/refresh (memberCount) over ${CONTACTS.toLocaleString('en')} contacts / ${EVENTS.toLocaleString('en')} events: ${RUNS} runs after ${WARMUPS} warm-ups, client-side ms (target < ${TARGET_MS} ms)`);
+    console.log(
+      `\nPOST /segments/:id/refresh (memberCount) over ${CONTACTS.toLocaleString('en')} contacts / ${EVENTS.toLocaleString('en')} events: ${RUNS} runs after ${WARMUPS} warm-ups, client-side ms (target < ${TARGET_MS} ms)`,
+    );
     console.log(`  ${'logic'.padEnd(6)} ${'p50'.padStart(8)} ${'p95'.padStart(8)} ${'max'.padStart(8)} ${'create'.padStart(8)}  members`);
     for (const r of results) {
       console.log(

@@ -56,15 +56,21 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
       });
     };
     const counts = async () => {
-      const [row] = await orm.em.fork().execute(
-        `select count(*)::int as accepted, count(*) filter (where status = 'SENT')::int as sent from emails where project_id = ?`,
-        [project.id],
-      );
+      const [row] = await orm.em
+        .fork()
+        .execute(`select count(*)::int as accepted, count(*) filter (where status = 'SENT')::int as sent from emails where project_id = ?`, [project.id]);
       return row as { accepted: number; sent: number };
     };
 
     // Warm-up: JIT, pools, the first workflow tasks.
-    await autocannon({ url: `${stack.apiUrl}/v1/send`, connections: 10, amount: 200, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.secretKey}` }, requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }] });
+    await autocannon({
+      url: `${stack.apiUrl}/v1/send`,
+      connections: 10,
+      amount: 200,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.secretKey}` },
+      requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }],
+    });
     for (let waited = 0; waited < 60; waited++) {
       const c = await counts();
       if (c.sent >= c.accepted) break;
@@ -79,7 +85,9 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
     const sampler = setInterval(() => {
       void counts().then((c) => {
         second++;
-        timeline.push(`${String(second).padStart(3)} s  accepted/s ${String(c.accepted - last.accepted).padStart(4)}  delivered/s ${String(c.sent - last.sent).padStart(4)}  backlog ${c.accepted - c.sent}`);
+        timeline.push(
+          `${String(second).padStart(3)} s  accepted/s ${String(c.accepted - last.accepted).padStart(4)}  delivered/s ${String(c.sent - last.sent).padStart(4)}  backlog ${c.accepted - c.sent}`,
+        );
         last = c;
       });
     }, 1000);
@@ -106,26 +114,34 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
 
     const accepted = atLoadEnd.accepted - start.accepted;
     // How many delivery workflows the load made (each is a start and a workflow task for Temporal).
-    const [{ workflows }] = await orm.em.fork().execute(`select count(distinct delivery_workflow_id)::int as workflows from emails where project_id = ? and created_at >= ?`, [project.id, new Date(loadEnded - duration * 1000 - 1000)]);
+    const [{ workflows }] = await orm.em
+      .fork()
+      .execute(`select count(distinct delivery_workflow_id)::int as workflows from emails where project_id = ? and created_at >= ?`, [
+        project.id,
+        new Date(loadEnded - duration * 1000 - 1000),
+      ]);
     const delivered = drained.sent - start.sent;
-    printFigures(`POST /v1/send, ${shape === 'batch' ? 'batched delivery workflows' : 'one workflow per email'}, ${rate} requests/s offered, 50 connections, ${duration} s`, {
-      'accepted requests/s (mean)': Math.round(result.requests.average),
-      'latency p50 (ms)': result.latency.p50,
-      'latency p90 (ms)': result.latency.p90,
-      'latency p99 (ms)': result.latency.p99,
-      'latency max (ms)': result.latency.max,
-      'non-2xx responses': result.non2xx,
-      errors: result.errors + result.timeouts,
-      'emails accepted': accepted,
-      'delivered during the load': atLoadEnd.sent - start.sent,
-      'delivered/s during the load': Math.round((atLoadEnd.sent - start.sent) / duration),
-      'backlog at the end of the load': atLoadEnd.accepted - atLoadEnd.sent,
-      'seconds to drain it': drainSeconds.toFixed(1),
-      'delivered/s overall (load + drain)': Math.round(delivered / (duration + drainSeconds)),
-      'messages the sink received': sink.received - sinkAtStart,
-      'delivery workflows started': workflows,
-      'emails per delivery workflow': (accepted / Math.max(1, workflows)).toFixed(1),
-    });
+    printFigures(
+      `POST /v1/send, ${shape === 'batch' ? 'batched delivery workflows' : 'one workflow per email'}, ${rate} requests/s offered, 50 connections, ${duration} s`,
+      {
+        'accepted requests/s (mean)': Math.round(result.requests.average),
+        'latency p50 (ms)': result.latency.p50,
+        'latency p90 (ms)': result.latency.p90,
+        'latency p99 (ms)': result.latency.p99,
+        'latency max (ms)': result.latency.max,
+        'non-2xx responses': result.non2xx,
+        errors: result.errors + result.timeouts,
+        'emails accepted': accepted,
+        'delivered during the load': atLoadEnd.sent - start.sent,
+        'delivered/s during the load': Math.round((atLoadEnd.sent - start.sent) / duration),
+        'backlog at the end of the load': atLoadEnd.accepted - atLoadEnd.sent,
+        'seconds to drain it': drainSeconds.toFixed(1),
+        'delivered/s overall (load + drain)': Math.round(delivered / (duration + drainSeconds)),
+        'messages the sink received': sink.received - sinkAtStart,
+        'delivery workflows started': workflows,
+        'emails per delivery workflow': (accepted / Math.max(1, workflows)).toFixed(1),
+      },
+    );
     const sample = sink.sample('Subject: Order');
     if (sample) {
       const { results } = await dkimVerify(sample, {
@@ -135,7 +151,9 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
         },
       });
       const signature = /^DKIM-Signature: .*$/m.exec(sample.toString())?.[0]?.slice(0, 80) ?? 'no DKIM-Signature header';
-      console.log(`  DKIM of a sampled message           ${results.map((r: { status: { result: string; comment?: string } }) => `${r.status.result}${r.status.comment ? ` (${r.status.comment})` : ''}`).join(', ')} [${signature}]`);
+      console.log(
+        `  DKIM of a sampled message           ${results.map((r: { status: { result: string; comment?: string } }) => `${r.status.result}${r.status.comment ? ` (${r.status.comment})` : ''}`).join(', ')} [${signature}]`,
+      );
     }
   } finally {
     await orm.close();

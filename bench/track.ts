@@ -22,7 +22,11 @@ async function main() {
     let n = 0;
     const requestFor = () => {
       n++;
-      return JSON.stringify({ email: `user${n % 20_000}@bench.example`, event: n % 4 ? 'page_view' : 'purchase', data: { plan: n % 3 ? 'free' : 'pro', visits: n, source: 'bench' } });
+      return JSON.stringify({
+        email: `user${n % 20_000}@bench.example`,
+        event: n % 4 ? 'page_view' : 'purchase',
+        data: { plan: n % 3 ? 'free' : 'pro', visits: n, source: 'bench' },
+      });
     };
     const run = (seconds: number, overallRate?: number) =>
       autocannon({

@@ -35,7 +35,17 @@ async function main() {
     dns.setTxt(dkim.name, [dkim.value]);
     await http.get(`/domains/${added.body.id}/verify`, key);
 
-    const template = await http.post('/templates', { name: 'Welcome', subject: 'Welcome {{firstName}}', body: '<p>Hello {{firstName}}, <a href="https://example.com/start">start here</a></p>', from: `hi@${domain}`, type: 'TRANSACTIONAL' }, key);
+    const template = await http.post(
+      '/templates',
+      {
+        name: 'Welcome',
+        subject: 'Welcome {{firstName}}',
+        body: '<p>Hello {{firstName}}, <a href="https://example.com/start">start here</a></p>',
+        from: `hi@${domain}`,
+        type: 'TRANSACTIONAL',
+      },
+      key,
+    );
     const workflow = (await http.post('/workflows', { name: 'Bench', eventName: 'signed-up', allowReentry: false }, key)).body;
     const trigger = workflow.steps.find((s: { type: string }) => s.type === 'TRIGGER').id;
     const step = async (type: string, config: Record<string, unknown>) => {
@@ -46,7 +56,12 @@ async function main() {
     const first = await step('SEND_EMAIL', { templateId: template.body.id });
     const pause = await step('DELAY', { amount: 0.1, unit: 'minutes' });
     const second = await step('SEND_EMAIL', { templateId: template.body.id });
-    for (const [fromStepId, toStepId] of [[trigger, first], [first, pause], [pause, second]]) await http.post(`/workflows/${workflow.id}/transitions`, { fromStepId, toStepId }, key);
+    for (const [fromStepId, toStepId] of [
+      [trigger, first],
+      [first, pause],
+      [pause, second],
+    ])
+      await http.post(`/workflows/${workflow.id}/transitions`, { fromStepId, toStepId }, key);
     const enabled = await http.patch(`/workflows/${workflow.id}`, { enabled: true }, key);
     if (enabled.status !== 200) throw new Error(`enable answered ${enabled.status}: ${enabled.text}`);
 
@@ -56,7 +71,11 @@ async function main() {
         Array.from({ length: concurrency }, async () => {
           while (next < contacts) {
             const i = next++;
-            const res = await http.post('/v1/track', { email: `${prefix}${i}@bench.example`, event, data: { firstName: `Reader ${i}` } }, { key: project.publicKey });
+            const res = await http.post(
+              '/v1/track',
+              { email: `${prefix}${i}@bench.example`, event, data: { firstName: `Reader ${i}` } },
+              { key: project.publicKey },
+            );
             if (res.status !== 200) throw new Error(`track answered ${res.status}: ${res.text}`);
           }
         }),
@@ -79,7 +98,12 @@ async function main() {
     let completed = 0;
     for (let second = 1; (completedAt === null || mailedAt === null) && second <= 180; second++) {
       await new Promise((r) => setTimeout(r, 1000));
-      const [row] = await orm.em.fork().execute(`select count(*) filter (where status = 'COMPLETED')::int as completed, count(*)::int as total from workflow_executions where workflow_id = ?`, [workflow.id]);
+      const [row] = await orm.em
+        .fork()
+        .execute(
+          `select count(*) filter (where status = 'COMPLETED')::int as completed, count(*)::int as total from workflow_executions where workflow_id = ?`,
+          [workflow.id],
+        );
       completed = row.completed;
       if (completed >= contacts && completedAt === null) completedAt = Date.now();
       if (sink.received - sinkBefore >= contacts * 2 && mailedAt === null) mailedAt = Date.now();

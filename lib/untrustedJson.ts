@@ -57,7 +57,8 @@ const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
 function textProblem(text: string): { code: JsonProblemCode; what: string } | null {
   if (text.includes('\u0000')) return { code: 'nul_character', what: 'must not contain NUL characters (\\u0000)' };
-  if (UNPAIRED_SURROGATE.test(text)) return { code: 'unpaired_surrogate', what: 'must be valid Unicode (an unpaired surrogate such as \\ud800 cannot be stored)' };
+  if (UNPAIRED_SURROGATE.test(text))
+    return { code: 'unpaired_surrogate', what: 'must be valid Unicode (an unpaired surrogate such as \\ud800 cannot be stored)' };
   return null;
 }
 
@@ -107,7 +108,11 @@ export function findJsonProblem(root: unknown, options: JsonCheckOptions = {}): 
       if (options.refusePrototypeKeys) {
         const child = (value as Record<string, unknown>)[key];
         if (key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'))) {
-          return { path: pathOf(frame, prefix, key), code: 'prototype_key', message: 'JSON keys named "__proto__" (or constructor.prototype) are not accepted' };
+          return {
+            path: pathOf(frame, prefix, key),
+            code: 'prototype_key',
+            message: 'JSON keys named "__proto__" (or constructor.prototype) are not accepted',
+          };
         }
       }
     }

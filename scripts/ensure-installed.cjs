@@ -55,9 +55,7 @@ async function ensureDependencies() {
   // npm_execpath points at the npm that is running us (via `npm start`/`npm test`); prefer it.
   const npmCli = process.env.npm_execpath;
   const [command, args] =
-    npmCli && /npm-cli\.js$/.test(npmCli)
-      ? [process.execPath, [npmCli, 'install', '--no-audit', '--no-fund']]
-      : [npm, ['install', '--no-audit', '--no-fund']];
+    npmCli && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli, 'install', '--no-audit', '--no-fund']] : [npm, ['install', '--no-audit', '--no-fund']];
   const startedAt = Date.now();
   const progress = setInterval(() => {
     process.stderr.write(

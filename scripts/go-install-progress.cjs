@@ -54,9 +54,7 @@ function describeProgress({ downloaded, compiled, phase }) {
 
 /** The lines of go's output that say what went wrong: without the download and -v package lines. */
 function errorLines(text) {
-  return text
-    .split('\n')
-    .filter((line) => line.trim() && !DOWNLOADING.test(line) && !PACKAGE_PATH.test(line.trim()));
+  return text.split('\n').filter((line) => line.trim() && !DOWNLOADING.test(line) && !PACKAGE_PATH.test(line.trim()));
 }
 
 function main() {
@@ -73,9 +71,7 @@ function main() {
   child.stderr.on('data', onData);
 
   const timer = setInterval(() => {
-    process.stderr.write(
-      `[mailroom] ${label}: ${formatElapsed(Date.now() - startedAt)} elapsed, ${describeProgress(summarizeGoOutput(output))}\n`,
-    );
+    process.stderr.write(`[mailroom] ${label}: ${formatElapsed(Date.now() - startedAt)} elapsed, ${describeProgress(summarizeGoOutput(output))}\n`);
     // Tells processes waiting on the build lock that this build is alive (see temporal-binary.cjs).
     if (heartbeatFile) {
       const now = new Date();

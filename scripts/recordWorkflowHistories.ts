@@ -15,7 +15,14 @@ import { startTestStack } from '../test/support/testStack';
 import { accountWithProject, signUp } from '../test/support/accounts';
 import { uploadFile } from '../test/support/multipart';
 import { eventually } from '../test/support/eventually';
-import { billingUsageReportScheduleId, deliverySweepScheduleId, domainRecheckScheduleId, executionSweepScheduleId, hourlyCleanupScheduleId, segmentRecomputeScheduleId } from '../worker/schedules';
+import {
+  billingUsageReportScheduleId,
+  deliverySweepScheduleId,
+  domainRecheckScheduleId,
+  executionSweepScheduleId,
+  hourlyCleanupScheduleId,
+  segmentRecomputeScheduleId,
+} from '../worker/schedules';
 import { startStripeServer } from '../test/support/stripeServer';
 import Stripe from 'stripe';
 import { startWebhookReceiver } from '../test/support/webhookReceiver';
@@ -85,7 +92,10 @@ async function main() {
 
     // Imports run their batches on the import task queue (patch "import-on-own-task-queue");
     // the histories recorded before it (importContactsWorkflow-completed/-failed) pin the old path.
-    const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'a.csv', content: 'email,plan\na@example.com,pro\nbad,free\n' });
+    const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, {
+      name: 'a.csv',
+      content: 'email,plan\na@example.com,pro\nbad,free\n',
+    });
     await save('importContactsWorkflow-importQueue-completed', `import-${upload.body.jobId}`);
 
     const contact = await stack.http.post('/contacts', { email: 'b@example.com' }, { key: project.secretKey });
@@ -117,7 +127,11 @@ async function main() {
     // Tracked segments recomputed on schedule: one segment whose member leaves with time.
     const tracked = await stack.http.post(
       '/segments',
-      { name: 'Recent buyers', trackMembership: true, condition: { logic: 'AND', groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 1, unit: 'days' }] }] } },
+      {
+        name: 'Recent buyers',
+        trackMembership: true,
+        condition: { logic: 'AND', groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 1, unit: 'days' }] }] },
+      },
       { key: project.secretKey },
     );
     if (tracked.status !== 201) throw new Error(`segment creation answered ${tracked.status}: ${tracked.text}`);
@@ -154,12 +168,18 @@ async function main() {
     await save('emailDeliveryWorkflow-localAttempts-swept', `send-${row.id}`);
 
     // Campaigns: sent now to a small audience, scheduled then cancelled, and cancelled by an operator.
-    await stack.orm.em.fork().execute(
-      `insert into contacts (project_id, email, subscribed, data) select ?, 'reader' || g || '@example.org', true, '{}'::jsonb from generate_series(1, 3) g`,
-      [sender.project.id],
-    );
+    await stack.orm.em
+      .fork()
+      .execute(
+        `insert into contacts (project_id, email, subscribed, data) select ?, 'reader' || g || '@example.org', true, '{}'::jsonb from generate_series(1, 3) g`,
+        [sender.project.id],
+      );
     const campaign = async (name: string) => {
-      const res = await stack.http.post('/campaigns', { name, subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `news@${sender.domain}`, audienceType: 'ALL' }, { key: sender.project.secretKey });
+      const res = await stack.http.post(
+        '/campaigns',
+        { name, subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `news@${sender.domain}`, audienceType: 'ALL' },
+        { key: sender.project.secretKey },
+      );
       if (res.status !== 201) throw new Error(`campaign creation answered ${res.status}: ${res.text}`);
       return res.body.data.id as string;
     };
@@ -174,7 +194,11 @@ async function main() {
 
     // Automation executions: every step kind on the way (the event arrives), the wait timing out,
     // a cancel through the API, and the sweep.
-    const template = await stack.http.post('/templates', { name: 'Step', subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `hi@${sender.domain}`, type: 'TRANSACTIONAL' }, { key: sender.project.secretKey });
+    const template = await stack.http.post(
+      '/templates',
+      { name: 'Step', subject: 'Hi {{email}}', body: '<p>Hi</p>', from: `hi@${sender.domain}`, type: 'TRANSACTIONAL' },
+      { key: sender.project.secretKey },
+    );
     const walk = await insertWorkflow(stack, sender.project.id, {
       eventName: 'walked',
       allowReentry: true,
@@ -200,10 +224,12 @@ async function main() {
     });
     const executionOf = async (contactEmail: string) =>
       eventually(async () => {
-        const [row] = await stack.orm.em.fork().execute(
-          `select x.id, x.status from workflow_executions x join contacts c on c.id = x.contact_id where x.workflow_id = ? and c.email = ?`,
-          [walk.id, contactEmail],
-        );
+        const [row] = await stack.orm.em
+          .fork()
+          .execute(`select x.id, x.status from workflow_executions x join contacts c on c.id = x.contact_id where x.workflow_id = ? and c.email = ?`, [
+            walk.id,
+            contactEmail,
+          ]);
         if (!row) throw new Error('no execution yet');
         return row as { id: string; status: string };
       });
@@ -211,7 +237,9 @@ async function main() {
     await track('walker@example.org', 'walked');
     await eventually(async () => {
       if ((await executionOf('walker@example.org')).status !== 'WAITING') throw new Error('not waiting');
-      const [row] = await stack.orm.em.fork().execute(`select waiting_for_event from workflow_executions where id = ?`, [(await executionOf('walker@example.org')).id]);
+      const [row] = await stack.orm.em
+        .fork()
+        .execute(`select waiting_for_event from workflow_executions where id = ?`, [(await executionOf('walker@example.org')).id]);
       if (row.waiting_for_event !== 'walked-on') throw new Error('not waiting for the event');
     });
     await track('walker@example.org', 'walked-on', { go: true });
@@ -248,7 +276,10 @@ async function main() {
       data: { object: { id: 'sub_record', object: 'subscription', customer: billing.stripe_customer_id, status: 'active', metadata: {}, items: { data: [] } } },
     });
     const signature = new Stripe('sk_test_signing_only').webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
-    await stack.http.request('POST', '/webhooks/incoming/stripe', { rawBody: payload, headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature } });
+    await stack.http.request('POST', '/webhooks/incoming/stripe', {
+      rawBody: payload,
+      headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature },
+    });
     stripeApi.failNext('/v1/billing/meter_events', 1, 500);
     await save('billingUsageReportWorkflow-reported', await triggerSchedule(billingUsageReportScheduleId(stack.config.temporalTaskQueue)));
   } finally {

@@ -129,9 +129,7 @@ function apiReadiness(): (line: string) => void {
       announced = true;
       log.info({ api, temporalUi }, 'Mailroom is ready');
       process.stdout.write(
-        `Mailroom is ready: API ${api}` +
-          (temporalUi ? ` · Temporal UI ${temporalUi}` : '') +
-          ' · first account, project and keys: README "Quick start"\n',
+        `Mailroom is ready: API ${api}` + (temporalUi ? ` · Temporal UI ${temporalUi}` : '') + ' · first account, project and keys: README "Quick start"\n',
       );
     });
   };

@@ -175,7 +175,9 @@ function ensureGoBinary(options) {
   try {
     if (isFile(binary)) return binary; // finished by someone else between our check and the lock
     const goBin = findGo();
-    const envPrefix = Object.entries(extraEnv).map(([key, value]) => `${key}=${shellQuote(String(value))} `).join('');
+    const envPrefix = Object.entries(extraEnv)
+      .map(([key, value]) => `${key}=${shellQuote(String(value))} `)
+      .join('');
     const manual = `cd ${shellQuote(os.tmpdir())} && ${envPrefix}GOBIN=${shellQuote(dir)} go install ${target}`;
     if (!goBin) {
       throw new Error(

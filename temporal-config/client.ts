@@ -92,9 +92,7 @@ export function createTemporalClient(config: Config, logger: Logger): TemporalHa
   );
   setup.catch(() => undefined); // reported through ready() and by the API process
 
-  const health = new CachedHealthCheck(() =>
-    directConnection.withDeadline(Date.now() + 900, () => directConnection.workflowService.getSystemInfo({})),
-  );
+  const health = new CachedHealthCheck(() => directConnection.withDeadline(Date.now() + 900, () => directConnection.workflowService.getSystemInfo({})));
   const isReachable = async () => {
     const up = await health.isHealthy();
     if (up && setupState === 'pending') wakeup.wake(); // Temporal is back: don't wait out the backoff

@@ -35,7 +35,18 @@ export interface TemporalCluster {
 
 function sqlToolArgs(opts: TemporalClusterOptions, database: string): string[] {
   const url = new URL(opts.postgresUrl);
-  const base = ['--plugin', 'postgres12', '--ep', url.hostname, '-p', url.port || '5432', '-u', decodeURIComponent(url.username || 'postgres'), '--db', database];
+  const base = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    url.hostname,
+    '-p',
+    url.port || '5432',
+    '-u',
+    decodeURIComponent(url.username || 'postgres'),
+    '--db',
+    database,
+  ];
   if (url.password) base.push('--pw', decodeURIComponent(url.password));
   return base;
 }
@@ -169,7 +180,8 @@ export async function startTemporalCluster(opts: TemporalClusterOptions): Promis
             .catch(() => undefined);
         }
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`the Temporal server at ${address} did not answer within ${READY_TIMEOUT_MS / 1000} s: ${(err as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`the Temporal server at ${address} did not answer within ${READY_TIMEOUT_MS / 1000} s: ${(err as Error).message}`);
       } finally {
         await connection?.close().catch(() => undefined);
       }

@@ -82,9 +82,7 @@ function connectHost(ip: string): string {
 /** The client-side settings the CLI would otherwise pick up from the environment; the server needs none. */
 function serverEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !/^TEMPORAL_(ADDRESS|NAMESPACE|API_KEY|TLS.*|PROFILE|ENV|CONFIG_FILE|GRPC_META_.*|CODEC_.*)$/.test(key),
-    ),
+    Object.entries(process.env).filter(([key]) => !/^TEMPORAL_(ADDRESS|NAMESPACE|API_KEY|TLS.*|PROFILE|ENV|CONFIG_FILE|GRPC_META_.*|CODEC_.*)$/.test(key)),
   );
 }
 
@@ -103,13 +101,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Polls until the frontend answers getSystemInfo, the namespace exists, and the `wanted` search
  * attributes are registered in it. Rejects early if the server process exits (or never ran).
  */
-async function waitUntilReady(
-  child: ChildProcess,
-  address: string,
-  namespace: string,
-  wanted: string[],
-  outputTail: () => string,
-): Promise<void> {
+async function waitUntilReady(child: ChildProcess, address: string, namespace: string, wanted: string[], outputTail: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let lastError: unknown;
   let spawnError: Error | undefined;

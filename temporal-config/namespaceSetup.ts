@@ -59,7 +59,9 @@ export function missingSearchAttributesMessage(namespace: string, missing: strin
   return (
     `Temporal namespace "${namespace}" lacks the search attributes ${missing.map((name) => `${name} (${typeName(name)})`).join(', ')} that Mailroom's workflows carry, ` +
     `and the server refused to register them (${reason}). Create them once, then start Mailroom again:\n` +
-    createSearchAttributeCommands(namespace, missing).map((c) => `  ${c}`).join('\n') +
+    createSearchAttributeCommands(namespace, missing)
+      .map((c) => `  ${c}`)
+      .join('\n') +
     `\nOn Temporal Cloud: ` +
     missing.map((name) => `tcld namespace search-attributes add --namespace ${namespace} --search-attribute "${name}=${typeName(name)}"`).join(' ; ') +
     `, or in the Cloud UI: Namespaces > ${namespace} > Edit > Custom Search Attributes > Add, with the types above.`
@@ -105,7 +107,7 @@ async function ensureNamespace(services: TemporalServices, options: NamespaceSet
     throw err;
   }
   // The new namespace reaches the frontend's cache a moment later.
-  for (const deadline = Date.now() + VISIBLE_WITHIN_MS; !(await namespaceExists(services, namespace)); ) {
+  for (const deadline = Date.now() + VISIBLE_WITHIN_MS; !(await namespaceExists(services, namespace));) {
     if (Date.now() > deadline) throw new Error(`namespace "${namespace}" was created but is not visible yet`);
     await delay(500);
   }
@@ -113,7 +115,7 @@ async function ensureNamespace(services: TemporalServices, options: NamespaceSet
 
 async function customSearchAttributes(services: TemporalServices, namespace: string): Promise<Record<string, number>> {
   const { customAttributes } = await bounded(services, () => services.operatorService.listSearchAttributes({ namespace }));
-  return (customAttributes ?? {});
+  return customAttributes ?? {};
 }
 
 async function ensureSearchAttributes(services: TemporalServices, options: NamespaceSetupOptions): Promise<void> {
@@ -125,7 +127,10 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
   } catch (err) {
     if (!isPermissionDenied(err)) throw err;
     // Some hosted frontends do not let clients list them; starting a workflow will tell.
-    logger.warn({ event: 'temporal.search_attributes_unchecked', namespace, error: temporalErrorReason(err) }, 'could not list the namespace\'s search attributes; assuming they exist');
+    logger.warn(
+      { event: 'temporal.search_attributes_unchecked', namespace, error: temporalErrorReason(err) },
+      "could not list the namespace's search attributes; assuming they exist",
+    );
     return;
   }
   const wrongType = wanted.filter((name) => name in existing && existing[name] !== indexedValueType(name));
@@ -149,13 +154,16 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
     // A concurrent registration by another Mailroom process; the check below confirms it.
     if (grpcStatusOf(err) !== ALREADY_EXISTS) throw err;
   }
-  for (const deadline = Date.now() + VISIBLE_WITHIN_MS; ; ) {
+  for (const deadline = Date.now() + VISIBLE_WITHIN_MS; ;) {
     const now = await customSearchAttributes(services, namespace);
     if (missing.every((name) => name in now)) break;
     if (Date.now() > deadline) throw new Error(`search attributes ${missing.join(', ')} were added but are not listed yet`);
     await delay(500);
   }
-  logger.info({ event: 'temporal.search_attributes_registered', namespace, searchAttributes: missing }, `registered search attributes ${missing.join(', ')} in namespace "${namespace}"`);
+  logger.info(
+    { event: 'temporal.search_attributes_registered', namespace, searchAttributes: missing },
+    `registered search attributes ${missing.join(', ')} in namespace "${namespace}"`,
+  );
 }
 
 /** Checks (and where needed creates) the namespace and Mailroom's search attributes. */

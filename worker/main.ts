@@ -80,7 +80,12 @@ async function main() {
   const eventTriggers = createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
   // Events recorded by activities (email.sent, segment entries, UPDATE_CONTACT) start and wake executions too.
-  const executionTriggers = attachExecutionTriggers(orm, eventTriggers, { client: new Client({ connection, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue }, logger);
+  const executionTriggers = attachExecutionTriggers(
+    orm,
+    eventTriggers,
+    { client: new Client({ connection, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue },
+    logger,
+  );
   const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 

@@ -1,5 +1,12 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { billingUsageReportWorkflow, domainRecheckWorkflow, emailDeliverySweepWorkflow, hourlyCleanupWorkflow, trackedSegmentsRecomputeWorkflow, workflowExecutionSweepWorkflow } from '../workflows';
+import {
+  billingUsageReportWorkflow,
+  domainRecheckWorkflow,
+  emailDeliverySweepWorkflow,
+  hourlyCleanupWorkflow,
+  trackedSegmentsRecomputeWorkflow,
+  workflowExecutionSweepWorkflow,
+} from '../workflows';
 
 /** Schedule ids derive from the task queue, so test workers on their own queues keep their own schedules. */
 export function hourlyCleanupScheduleId(taskQueue: string): string {

@@ -15,10 +15,11 @@ import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryTaskQueue } from '../temporal-config/taskQueues';
 import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
 
-const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } = proxyActivities<CampaignActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } =
+  proxyActivities<CampaignActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
 
 const { sendCampaignBatch } = proxyActivities<CampaignActivities>({
   // Each wave of a batch heartbeats: a killed worker is noticed within the heartbeat timeout and
@@ -138,7 +139,10 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       if (afterContactId === undefined) return false;
       progress.cursor = planned[0] ?? planFrom;
       const slot = nextSlot++;
-      running.set(slot, sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: batchSize }).then((batch) => ({ slot, batch })));
+      running.set(
+        slot,
+        sendCampaignBatch({ campaignId: input.campaignId, afterContactId, limit: batchSize }).then((batch) => ({ slot, batch })),
+      );
       return true;
     };
 

@@ -35,7 +35,11 @@ async function asJob(jobId: string, body: () => Promise<unknown>, options: { mar
   } catch (err) {
     const cancelled = isCancellation(err);
     await CancellationScope.nonCancellable(() =>
-      bookkeeping.finishJob(jobId, cancelled ? 'CANCELLED' : 'FAILED', cancelled ? undefined : ((err as Error).cause as Error)?.message ?? (err as Error).message),
+      bookkeeping.finishJob(
+        jobId,
+        cancelled ? 'CANCELLED' : 'FAILED',
+        cancelled ? undefined : (((err as Error).cause as Error)?.message ?? (err as Error).message),
+      ),
     );
     throw err;
   }

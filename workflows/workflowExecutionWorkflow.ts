@@ -153,7 +153,12 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
         wait = { kind: 'delay', until: Date.now() + outcome.waitMs };
       } else {
         stepId = outcome.stepId;
-        wait = { kind: 'event', eventName: outcome.eventName, until: outcome.timeoutMs === null ? null : Date.now() + outcome.timeoutMs, since: Date.parse(outcome.waitingSince) };
+        wait = {
+          kind: 'event',
+          eventName: outcome.eventName,
+          until: outcome.timeoutMs === null ? null : Date.now() + outcome.timeoutMs,
+          since: Date.parse(outcome.waitingSince),
+        };
       }
     }
   } catch (err) {

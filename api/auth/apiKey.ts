@@ -57,10 +57,7 @@ export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiK
       if (found) ctx.state.rateLimitHit = found.hit;
       project = found?.project;
     } else {
-      project =
-        given === 'secret'
-          ? await projectRepository.findBySecretKey(ctx.state.em, key)
-          : await projectRepository.findByPublicKey(ctx.state.em, key);
+      project = given === 'secret' ? await projectRepository.findBySecretKey(ctx.state.em, key) : await projectRepository.findByPublicKey(ctx.state.em, key);
     }
     if (!project) throw invalidApiKey();
     ctx.state.keyKind = given;

@@ -61,10 +61,11 @@ export async function startCampaignSend(deps: ApiDeps, em: EntityManager, campai
     // A start that timed out may have succeeded: a running workflow of this campaign is the one wanted.
     if (!(err instanceof WorkflowStartError && err.cause instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.logger.error({ ...workflowStartLogFields(err), campaignId: campaign.id, projectId: campaign.projectId }, 'could not start a campaign send');
-      await em.execute(
-        `update campaigns set status = 'DRAFT', scheduled_for = null, updated_at = now() where project_id = ? and id = ? and status = ?`,
-        [campaign.projectId, campaign.id, status],
-      );
+      await em.execute(`update campaigns set status = 'DRAFT', scheduled_for = null, updated_at = now() where project_id = ? and id = ? and status = ?`, [
+        campaign.projectId,
+        campaign.id,
+        status,
+      ]);
       throw workflowStartApiError(err, 'The campaign could not be started; it is still a draft. Try again shortly.');
     }
   }
@@ -79,7 +80,11 @@ export async function startCampaignSend(deps: ApiDeps, em: EntityManager, campai
  * Temporal cannot be reached, the failure is logged and the workflow, which reads the campaign's
  * status before sending more, stops on its own.
  */
-export async function cancelCampaignSend(deps: ApiDeps, em: EntityManager, campaign: CampaignRow): Promise<{ id: string; name: string; status: CampaignStatus; cancelledAt: Date }> {
+export async function cancelCampaignSend(
+  deps: ApiDeps,
+  em: EntityManager,
+  campaign: CampaignRow,
+): Promise<{ id: string; name: string; status: CampaignStatus; cancelledAt: Date }> {
   const rows = await em.execute(
     `update campaigns set status = 'CANCELLED', cancelled_at = now(), updated_at = now()
      where project_id = ? and id = ? and status in ('SCHEDULED', 'SENDING')
@@ -96,7 +101,10 @@ export async function cancelCampaignSend(deps: ApiDeps, em: EntityManager, campa
     await deps.temporal.within(() => deps.temporal.client.workflow.getHandle(campaignWorkflowId(campaign.id)).cancel());
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) {
-      deps.logger.error({ err, campaignId: campaign.id, projectId: campaign.projectId }, 'could not cancel a campaign workflow; it stops when it sees the campaign cancelled');
+      deps.logger.error(
+        { err, campaignId: campaign.id, projectId: campaign.projectId },
+        'could not cancel a campaign workflow; it stops when it sees the campaign cancelled',
+      );
     }
   }
   const row = rows[0];

@@ -23,8 +23,7 @@ export const unsupportedEncoding = (encoding: string) =>
     details: { supported: ['identity', 'gzip', 'deflate', 'br'] },
   });
 
-const undecodable = (encoding: string) =>
-  new ApiError(400, 'INVALID_REQUEST_BODY', `The request body could not be decoded as ${encoding} (Content-Encoding)`);
+const undecodable = (encoding: string) => new ApiError(400, 'INVALID_REQUEST_BODY', `The request body could not be decoded as ${encoding} (Content-Encoding)`);
 
 const bodyTooLarge = (limitBytes: number) => payloadTooLarge(`Request body is too large: at most ${formatBytes(limitBytes)} after decoding`);
 

@@ -5,12 +5,12 @@ import { ApiError, conflict, validationFailed } from './errors';
  * for every write path; this turns its refusals into the API's 4xx.
  */
 const constraintMeanings: Record<string, () => ApiError> = {
-  contacts_data_limits: () =>
-    validationFailed([{ field: 'data', message: 'The contact data would exceed 100 keys or 64 KB as JSON', code: 'too_big' }]),
+  contacts_data_limits: () => validationFailed([{ field: 'data', message: 'The contact data would exceed 100 keys or 64 KB as JSON', code: 'too_big' }]),
   contacts_project_email_unique: () => conflict('Another contact of this project already uses this email'),
   // Two edits racing past the route's own checks: the schema keeps the rule.
   workflow_transitions_one_way_out: () => conflict('The step already has a transition for this branch or outcome'),
-  workflow_steps_template_id_fkey: () => conflict('A workflow SEND_EMAIL step and its template changed at the same time (the template is in use, or was just deleted); try again'),
+  workflow_steps_template_id_fkey: () =>
+    conflict('A workflow SEND_EMAIL step and its template changed at the same time (the template is in use, or was just deleted); try again'),
 };
 
 export function fromDatabaseError(err: unknown): ApiError | undefined {

@@ -45,8 +45,7 @@ export const forbidden = (message = 'You do not have permission to do this') => 
 
 export const conflict = (message: string, details?: Record<string, unknown>) => new ApiError(409, 'CONFLICT', message, { details });
 
-export const validationFailed = (errors: FieldError[]) =>
-  new ApiError(422, 'VALIDATION_ERROR', 'Request validation failed', { errors });
+export const validationFailed = (errors: FieldError[]) => new ApiError(422, 'VALIDATION_ERROR', 'Request validation failed', { errors });
 
 export const payloadTooLarge = (message = 'Request body is too large') => new ApiError(413, 'PAYLOAD_TOO_LARGE', message);
 

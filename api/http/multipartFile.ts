@@ -73,7 +73,11 @@ export async function consumeMultipartFile<T>(
       // before the caller's error handler answers.
       const fail = (err: unknown) => {
         if (fileStream && !fileStream.destroyed) fileStream.destroy(err as Error);
-        if (consuming) consuming.then(() => reject(err), () => reject(err));
+        if (consuming)
+          consuming.then(
+            () => reject(err),
+            () => reject(err),
+          );
         else reject(err);
       };
       form.on('file', (name, file, info) => {

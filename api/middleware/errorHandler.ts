@@ -67,7 +67,8 @@ export function errorHandler(logger: Logger): Middleware {
         });
       }
     } catch (thrown) {
-      let err = thrown instanceof ApiError ? thrown : (fromTemplateError(thrown) ?? fromBillingLimit(thrown) ?? fromDatabaseError(thrown) ?? fromParserError(thrown));
+      let err =
+        thrown instanceof ApiError ? thrown : (fromTemplateError(thrown) ?? fromBillingLimit(thrown) ?? fromDatabaseError(thrown) ?? fromParserError(thrown));
       if (err && !(thrown instanceof ApiError) && err.status === 400 && err.code === 'BAD_REQUEST') {
         logger.warn({ err: thrown, requestId: ctx.state.requestId }, 'database refused a value that validation let through');
       }

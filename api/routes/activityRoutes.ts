@@ -17,7 +17,12 @@ const UPCOMING_DAYS = 30;
 const typeList = z
   .string()
   .max(1000)
-  .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  )
   .superRefine((types, ctx) => {
     const unknown = types.filter((t) => !(ACTIVITY_TYPES as readonly string[]).includes(t));
     if (unknown.length) ctx.addIssue({ code: 'custom', message: `Unknown activity type: ${unknown.slice(0, 5).join(', ')}. GET /activity/types lists them` });

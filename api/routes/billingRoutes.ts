@@ -28,7 +28,10 @@ const checkoutBody = z.object({ successUrl: returnUrl.optional(), cancelUrl: ret
 const portalBody = z.object({ returnUrl: returnUrl.optional() }).strict();
 const invoicesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(10),
-  startingAfter: z.string().regex(/^in_[A-Za-z0-9]{1,200}$/, 'must be an invoice id (in_…)').optional(),
+  startingAfter: z
+    .string()
+    .regex(/^in_[A-Za-z0-9]{1,200}$/, 'must be an invoice id (in_…)')
+    .optional(),
 });
 
 /** A category's line of GET billing-limits (contract 17). */

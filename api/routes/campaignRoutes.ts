@@ -56,7 +56,8 @@ export function campaignRoutes(deps: ApiDeps) {
     for (const p of checkTemplate({ subject: fields.subject, body: fields.body })) problems.push({ field: p.field, message: p.message, code: 'custom' });
     if (problems.length) throw validationFailed(problems);
 
-    if (audience.segmentId && !(await campaignRepository.segmentExists(ctx.state.em, projectId, audience.segmentId))) throw notFound('segment', audience.segmentId);
+    if (audience.segmentId && !(await campaignRepository.segmentExists(ctx.state.em, projectId, audience.segmentId)))
+      throw notFound('segment', audience.segmentId);
     if (fromChanged && !(await domainRepository.findVerifiedSenderDomain(ctx.state.em, projectId, fields.from))) throw unverifiedSenderDomain(fields.from);
     // Only the audience type's own field is kept: ALL needs neither (specification).
     return { ...fields, ...audience };
@@ -120,7 +121,11 @@ export function campaignRoutes(deps: ApiDeps) {
     const result = isUuid(id) ? await campaignRepository.deleteUnlessActive(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : 'missing';
     if (result === 'missing') throw notFound('campaign', id);
     if (result !== 'deleted') {
-      throw conflict(`A ${result.active} campaign cannot be deleted; cancel it first (POST /campaigns/${id}/cancel)`, { resource: 'campaign', id, status: result.active });
+      throw conflict(`A ${result.active} campaign cannot be deleted; cancel it first (POST /campaigns/${id}/cancel)`, {
+        resource: 'campaign',
+        id,
+        status: result.active,
+      });
     }
     ctx.status = 204;
   });
@@ -145,7 +150,9 @@ export function campaignRoutes(deps: ApiDeps) {
     // What was valid when the draft was saved may not be now: the domain lost, the segment deleted.
     if (!(await domainRepository.findVerifiedSenderDomain(ctx.state.em, campaign.projectId, campaign.from))) throw unverifiedSenderDomain(campaign.from);
     if (campaign.audienceType === 'SEGMENT' && !campaign.segmentId) {
-      throw validationFailed([{ field: 'segmentId', message: 'The campaign\'s segment was deleted; choose another audience with PUT before sending', code: 'invalid_type' }]);
+      throw validationFailed([
+        { field: 'segmentId', message: "The campaign's segment was deleted; choose another audience with PUT before sending", code: 'invalid_type' },
+      ]);
     }
     const started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
     ctx.body = {
@@ -175,7 +182,9 @@ export function campaignRoutes(deps: ApiDeps) {
     if (!sender) throw unverifiedSenderDomain(campaign.from);
     const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, projectId, [address]);
     if (suppressed.size) {
-      throw validationFailed([{ field: 'email', message: `${address} is suppressed after a hard bounce or a complaint; no mail is sent to it`, code: 'custom' }]);
+      throw validationFailed([
+        { field: 'email', message: `${address} is suppressed after a hard bounce or a complaint; no mail is sent to it`, code: 'custom' },
+      ]);
     }
 
     const contact = await contactRepository.findByEmail(ctx.state.em, projectId, address);

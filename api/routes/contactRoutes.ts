@@ -13,7 +13,12 @@ import { splitDataChanges } from '../../db/contacts/contactDataRules';
 import { contactUsage } from './contactUsage';
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+  limit: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .default(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100)),
   cursor: z.string().max(1000).optional(),
   search: z.string().max(254).optional(),
   subscribed: z.enum(['true', 'false']).optional(),
@@ -72,9 +77,7 @@ export function contactRoutes(deps: ApiDeps) {
     ctx.body = {
       data: page.contacts.map(serializeContact),
       cursor:
-        page.hasMore && last
-          ? encodeCursor({ s: q.sort, d: q.dir, v: q.sort === 'email' ? last.email : last.createdAt.toISOString(), id: last.id })
-          : null,
+        page.hasMore && last ? encodeCursor({ s: q.sort, d: q.dir, v: q.sort === 'email' ? last.email : last.createdAt.toISOString(), id: last.id }) : null,
       hasMore: page.hasMore,
       total: page.total,
       // True when a search matched more than SEARCH_TOTAL_CAP contacts and `total` is that cap.
@@ -130,7 +133,12 @@ export function contactRoutes(deps: ApiDeps) {
   router.delete('/contacts/fields/:field', async (ctx) => {
     const path = customField(ctx.params.field);
     const usage = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
-    if (!usage.canDelete) throw conflict('This field is still referenced; remove it from those first', { segments: usage.segments, campaigns: usage.campaigns, workflows: usage.workflows });
+    if (!usage.canDelete)
+      throw conflict('This field is still referenced; remove it from those first', {
+        segments: usage.segments,
+        campaigns: usage.campaigns,
+        workflows: usage.workflows,
+      });
     const deletedFrom = await contactFields.remove(ctx.state.em, ctx.state.project!.id, path);
     ctx.body = { field: `data.${path.join('.')}`, deletedFrom };
   });
@@ -173,4 +181,3 @@ export function contactRoutes(deps: ApiDeps) {
 
   return router;
 }
-

@@ -11,7 +11,12 @@ import { segmentRepository } from '../../db/segments/segmentRepository';
 import { workflowRepository } from '../../db/workflows/workflowRepository';
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+  limit: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .default(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100)),
   cursor: z.string().max(1000).optional(),
   name: z.string().max(200).optional(),
   contactId: z.string().max(100).optional(),

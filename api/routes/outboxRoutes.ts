@@ -8,7 +8,12 @@ import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
 import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().catch(20).transform((n) => Math.min(Math.max(n, 1), 100)).default(20),
+  limit: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100))
+    .default(20),
   cursor: z.string().max(500).optional(),
 });
 

@@ -35,7 +35,12 @@ const removeMembersBody = z.object({ emails: z.array(emailAddress).min(1).max(50
 
 const pageQuery = z.object({
   page: z.coerce.number().int().min(1).catch(1).default(1),
-  pageSize: z.coerce.number().int().catch(20).default(20).transform((n) => Math.min(Math.max(n, 1), 100)),
+  pageSize: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .default(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100)),
 });
 
 const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -93,7 +98,9 @@ export function segmentRoutes(deps: ApiDeps) {
     let condition: ConditionTree | undefined;
     if (body.condition !== undefined) {
       if (current.type === 'STATIC') {
-        throw validationFailed([{ field: 'condition', message: 'A STATIC segment has no condition; its members are managed through /segments/:id/members', code: 'custom' }]);
+        throw validationFailed([
+          { field: 'condition', message: 'A STATIC segment has no condition; its members are managed through /segments/:id/members', code: 'custom' },
+        ]);
       }
       condition = await checkedCondition(ctx, body.condition, current.id);
     }
@@ -149,7 +156,11 @@ export function segmentRoutes(deps: ApiDeps) {
       [projectId, JSON.stringify(emails)],
     );
     const foundEmails = new Set(found.map((c) => c.email));
-    const { added, events } = await segmentRepository.addMembers(em, segment, found.map((c) => c.id));
+    const { added, events } = await segmentRepository.addMembers(
+      em,
+      segment,
+      found.map((c) => c.id),
+    );
     await deps.eventTriggers.afterEventsRecorded(projectId, events);
     if (createdIds.length) await deps.eventTriggers.afterContactsChanged(projectId, createdIds);
     ctx.body = { added, created, notFound: emails.filter((e) => !foundEmails.has(e)) };

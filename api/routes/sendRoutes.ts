@@ -58,7 +58,8 @@ export function sendRoutes(deps: ApiDeps) {
     if (missing.length) throw validationFailed(missing);
 
     const problems = checkTemplate({ subject: subject!, body: html! });
-    if (problems.length) throw validationFailed(problems.map((p) => ({ field: body.template && !body[p.field] ? 'template' : p.field, message: p.message, code: 'custom' })));
+    if (problems.length)
+      throw validationFailed(problems.map((p) => ({ field: body.template && !body[p.field] ? 'template' : p.field, message: p.message, code: 'custom' })));
 
     const domain = await deps.senderDomains.findVerified(projectId, fromAddress!);
     if (!domain) throw unverifiedSenderDomain(fromAddress!);
@@ -81,7 +82,11 @@ export function sendRoutes(deps: ApiDeps) {
     const total = items.reduce((sum, a) => sum + (decodedBase64Size(a.content) ?? 0), 0);
     if (total > config.attachmentsMaxBytes) {
       throw validationFailed([
-        { field: 'attachments', message: `Attachments may total at most ${config.attachmentsMaxBytes} bytes once decoded (these are ${total})`, code: 'too_big' },
+        {
+          field: 'attachments',
+          message: `Attachments may total at most ${config.attachmentsMaxBytes} bytes once decoded (these are ${total})`,
+          code: 'too_big',
+        },
       ]);
     }
     return items.map((a) => ({
@@ -110,7 +115,11 @@ export function sendRoutes(deps: ApiDeps) {
       const caps = await deps.capUsage.current(project.id, 'transactional');
       if (caps.limit !== null && caps.usage + recipients.length > caps.limit) {
         // Only at the cap's edge does it matter which recipients are suppressed (they count nowhere).
-        const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, project.id, recipients.map((r) => r.email));
+        const suppressed = await emailRepository.suppressedAddresses(
+          ctx.state.em,
+          project.id,
+          recipients.map((r) => r.email),
+        );
         const counted = recipients.filter((r) => !suppressed.has(r.email)).length;
         if (caps.usage + counted > caps.limit) throw new BillingLimitExceeded('transactional', caps.limit, caps.usage, counted);
       }
@@ -120,12 +129,19 @@ export function sendRoutes(deps: ApiDeps) {
     // unless told otherwise, and an explicit value changes an existing contact (with its event).
     const upserts = await Promise.all(
       recipients.map((r) =>
-        deps.contactWrites.write(project.id, { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes, reportSuppression: true }, 'send'),
+        deps.contactWrites.write(
+          project.id,
+          { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes, reportSuppression: true },
+          'send',
+        ),
       ),
     );
     const flips: RecordedEvent[] = upserts.flatMap((u) => u.events);
     await deps.eventTriggers.afterEventsRecorded(project.id, flips);
-    await deps.eventTriggers.afterContactsChanged(project.id, upserts.map((u) => u.contact.id));
+    await deps.eventTriggers.afterContactsChanged(
+      project.id,
+      upserts.map((u) => u.contact.id),
+    );
 
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
 
@@ -168,7 +184,8 @@ export function sendRoutes(deps: ApiDeps) {
     try {
       await deps.deliveries.record(project.id, emails);
     } catch (err) {
-      if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The email could not be queued for delivery; nothing was sent. Try again shortly.');
+      if (err instanceof WorkflowStartError)
+        throw workflowStartApiError(err, 'The email could not be queued for delivery; nothing was sent. Try again shortly.');
       throw err;
     }
     ctx.body = {
@@ -183,4 +200,3 @@ export function sendRoutes(deps: ApiDeps) {
   router.post('/v1/send', ...keyAuthenticated('secret', deps), idempotency(config.idempotencyKeyTtlHours), send);
   return router;
 }
-

@@ -56,7 +56,10 @@ export function snsWebhookRoutes(deps: ApiDeps) {
       await verifier.verify(message);
     } catch (err) {
       if (err instanceof SnsSignatureError) {
-        deps.logger.warn({ topicArn: message.TopicArn, messageId: message.MessageId, reason: err.message }, 'sns: refused a message whose signature does not verify');
+        deps.logger.warn(
+          { topicArn: message.TopicArn, messageId: message.MessageId, reason: err.message },
+          'sns: refused a message whose signature does not verify',
+        );
         throw forbidden(`SNS signature verification failed: ${err.message}`);
       }
       if (err instanceof SnsCertificateUnavailable) {

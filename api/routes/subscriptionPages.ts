@@ -40,7 +40,10 @@ export function subscriptionPages(deps: ApiDeps) {
     if (!contact.subscribed) {
       return {
         title: changed ? 'You are unsubscribed' : 'You are not subscribed',
-        paragraphs: [`${contact.email} will no longer receive marketing email from ${contact.projectName}.`, 'Unsubscribed by mistake? You can subscribe again.'],
+        paragraphs: [
+          `${contact.email} will no longer receive marketing email from ${contact.projectName}.`,
+          'Unsubscribed by mistake? You can subscribe again.',
+        ],
         forms: [{ action: to.subscribe, button: 'Subscribe again', secondary: true }],
       };
     }

@@ -119,7 +119,11 @@ export function templateRoutes(deps: ApiDeps) {
     // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
     const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
     if (workflowSteps.length) {
-      throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', { resource: 'template', id: template.id, workflowSteps });
+      throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', {
+        resource: 'template',
+        id: template.id,
+        workflowSteps,
+      });
     }
     const deleted = await templateRepository.delete(ctx.state.em, template.projectId, template.id);
     if (!deleted) throw notFound('template', template.id);

@@ -78,7 +78,15 @@ export function uploadRoutes(deps: ApiDeps) {
     }
     let upload: UploadRecord;
     try {
-      upload = await uploadRepository.insert(ctx.state.em, { id, projectId, key, contentType: image.contentType, size: bytes.length, width: image.width, height: image.height });
+      upload = await uploadRepository.insert(ctx.state.em, {
+        id,
+        projectId,
+        key,
+        contentType: image.contentType,
+        size: bytes.length,
+        width: image.width,
+        height: image.height,
+      });
     } catch (err) {
       // Without its row the file would never be served: remove it rather than leave it behind.
       await store.delete([key]).catch((deleteErr) => logger.warn({ err: deleteErr, key }, 'could not remove the file of an upload that was not recorded'));

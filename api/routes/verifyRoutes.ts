@@ -12,9 +12,7 @@ import { verifyEmailAddress } from '../../lib/verify/emailVerification';
  * saying what is wrong), as contract section 13 has it.
  */
 const verifyBody = z.object({
-  email: z
-    .string({ required_error: 'Email is required', invalid_type_error: 'Email must be a string' })
-    .max(1000, 'Email must be at most 1000 characters'),
+  email: z.string({ required_error: 'Email is required', invalid_type_error: 'Email must be a string' }).max(1000, 'Email must be at most 1000 characters'),
 });
 
 /** POST /v1/verify (secret key): syntax, domain lists and DNS checks of one address (contract 13). */

@@ -32,7 +32,12 @@ const startBody = z
 
 const listQuery = z.object({
   status: enumOf('status', EXECUTION_STATUSES).optional(),
-  page: z.coerce.number({ invalid_type_error: 'page must be an integer' }).int('page must be an integer').min(1, 'page must be at least 1').max(MAX_PAGE).default(1),
+  page: z.coerce
+    .number({ invalid_type_error: 'page must be an integer' })
+    .int('page must be an integer')
+    .min(1, 'page must be at least 1')
+    .max(MAX_PAGE)
+    .default(1),
   pageSize: z.coerce
     .number({ invalid_type_error: 'pageSize must be an integer' })
     .int('pageSize must be an integer')
@@ -55,7 +60,10 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   async function loadWorkflow(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
     const id = ctx.params.id;
     const rows = isUuid(id)
-      ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [ctx.state.project!.id, id.toLowerCase()])
+      ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [
+          ctx.state.project!.id,
+          id.toLowerCase(),
+        ])
       : [];
     if (!rows.length) throw notFound('workflow', id);
     return { id: rows[0].id, projectId: rows[0].project_id, allowReentry: rows[0].allow_reentry };
@@ -116,7 +124,10 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
       await startWorkflow(deps.temporal, workflowExecutionWorkflow, executionStartOptions(execution, deps.temporal.taskQueue));
     } catch (err) {
       deps.logger.error({ ...workflowStartLogFields(err), executionId: execution.id }, 'could not start an execution; withdrawn');
-      await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [execution.id, execution.id]);
+      await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [
+        execution.id,
+        execution.id,
+      ]);
       throw workflowStartApiError(err, 'The execution could not be started; nothing was done. Try again shortly.');
     }
     ctx.status = 201;

@@ -101,7 +101,8 @@ export function workflowRoutes(deps: ApiDeps) {
       if (workflow.enabled) {
         const { steps, transitions } = await workflowRepository.graph(tx, workflow);
         const problems = runProblems(steps, transitions);
-        if (problems.length) throw graphRefused(problems, 'The workflow is enabled and this change would stop it from running; disable it first or keep its graph whole');
+        if (problems.length)
+          throw graphRefused(problems, 'The workflow is enabled and this change would stop it from running; disable it first or keep its graph whole');
       }
       await workflowRepository.touch(tx, workflow.id);
       return result;
@@ -160,9 +161,7 @@ export function workflowRoutes(deps: ApiDeps) {
     const em = ctx.state.em;
     const projectId = ctx.state.project!.id;
     const { fields } = await contactFields.list(em, projectId);
-    const contact = fields
-      .filter((f) => !f.field.startsWith('data.'))
-      .map((f) => ({ field: `contact.${f.field}`, type: f.type }));
+    const contact = fields.filter((f) => !f.field.startsWith('data.')).map((f) => ({ field: `contact.${f.field}`, type: f.type }));
     const data = fields.filter((f) => f.field.startsWith('data.')).map((f) => ({ field: f.field, type: f.type, coverage: f.coverage }));
 
     const rows = await workflowRepository.eventDataFields(em, projectId, EVENT_FIELD_SAMPLE);
@@ -286,12 +285,18 @@ export function workflowRoutes(deps: ApiDeps) {
     }
     if (current.type === 'TRIGGER') {
       if (body.config !== undefined || body.templateId !== undefined) {
-        throw validationFailed([{ field: 'config', message: 'The TRIGGER step has no config: its event is the workflow\'s triggerConfig (PATCH /workflows/:id)', code: 'custom' }]);
+        throw validationFailed([
+          { field: 'config', message: "The TRIGGER step has no config: its event is the workflow's triggerConfig (PATCH /workflows/:id)", code: 'custom' },
+        ]);
       }
     } else if (body.config !== undefined || body.templateId !== undefined) {
       const type = current.type;
       const { templateId: _kept, ...withoutTemplate } = current.config;
-      const config = mergeTemplateId(type, body.config ?? (body.templateId !== undefined && body.templateId !== null ? withoutTemplate : current.config), body.templateId);
+      const config = mergeTemplateId(
+        type,
+        body.config ?? (body.templateId !== undefined && body.templateId !== null ? withoutTemplate : current.config),
+        body.templateId,
+      );
       const checked = configErrors(STEP_CONFIG_SCHEMAS[type], config);
       if (checked.errors.length) throw validationFailed(checked.errors);
       changes.config = checked.config;
@@ -300,7 +305,10 @@ export function workflowRoutes(deps: ApiDeps) {
         await requireTemplate(ctx.state.em, workflow.projectId, changes.templateId);
       }
     }
-    const step = await editGraph(ctx, async (tx) => (await workflowRepository.updateStep(tx, workflow.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)));
+    const step = await editGraph(
+      ctx,
+      async (tx) => (await workflowRepository.updateStep(tx, workflow.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+    );
     ctx.body = serializeStep(step);
   });
 
@@ -309,7 +317,10 @@ export function workflowRoutes(deps: ApiDeps) {
     const workflow = await loadWorkflow(ctx);
     const step = await stepOf(ctx.state.em, workflow, ctx.params.stepId);
     if (step.type === 'TRIGGER') throw badRequest('The TRIGGER step cannot be deleted; it goes with the workflow (DELETE /workflows/:id)');
-    await editGraph(ctx, async (tx) => (await workflowRepository.deleteStep(tx, workflow.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)));
+    await editGraph(
+      ctx,
+      async (tx) => (await workflowRepository.deleteStep(tx, workflow.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+    );
     ctx.status = 204;
   });
 
@@ -334,7 +345,8 @@ export function workflowRoutes(deps: ApiDeps) {
       waitOutcome = waitOutcome ?? 'EVENT';
     } else {
       if (branch) errors.push({ field: 'branch', message: `branch belongs to transitions out of CONDITION steps, not ${from.type}`, code: 'custom' });
-      if (waitOutcome) errors.push({ field: 'waitOutcome', message: `waitOutcome belongs to transitions out of WAIT_FOR_EVENT steps, not ${from.type}`, code: 'custom' });
+      if (waitOutcome)
+        errors.push({ field: 'waitOutcome', message: `waitOutcome belongs to transitions out of WAIT_FOR_EVENT steps, not ${from.type}`, code: 'custom' });
       branch = null;
       waitOutcome = null;
     }
@@ -360,7 +372,10 @@ export function workflowRoutes(deps: ApiDeps) {
     const transitionId = ctx.params.transitionId;
     await editGraph(ctx, async (tx, workflow) => {
       const deleted = isUuid(transitionId) && (await workflowRepository.deleteTransition(tx, workflow.id, transitionId.toLowerCase()));
-      if (!deleted) throw new ApiError(404, 'RESOURCE_NOT_FOUND', `Transition not found in this workflow: ${transitionId}`, { details: { resource: 'transition', id: transitionId } });
+      if (!deleted)
+        throw new ApiError(404, 'RESOURCE_NOT_FOUND', `Transition not found in this workflow: ${transitionId}`, {
+          details: { resource: 'transition', id: transitionId },
+        });
     });
     ctx.status = 204;
   });

@@ -61,7 +61,13 @@ export const sendCampaignBody = z.object({
         return z.NEVER;
       }
       if (time >= LATEST_SCHEDULE) {
-        ctx.addIssue({ code: z.ZodIssueCode.too_big, maximum: LATEST_SCHEDULE, inclusive: false, type: 'date', message: 'scheduledFor must be before the year 10000' });
+        ctx.addIssue({
+          code: z.ZodIssueCode.too_big,
+          maximum: LATEST_SCHEDULE,
+          inclusive: false,
+          type: 'date',
+          message: 'scheduledFor must be before the year 10000',
+        });
         return z.NEVER;
       }
       return new Date(time);

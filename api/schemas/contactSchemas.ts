@@ -2,12 +2,10 @@ import { z } from 'zod';
 import { dataProblem } from '../../db/contacts/contactDataRules';
 
 /** `data` as sent on contact writes, track and send: an object within the limits of contract section 5. */
-export const contactData = z
-  .record(z.unknown(), { invalid_type_error: 'data must be an object' })
-  .superRefine((data, ctx) => {
-    const problem = dataProblem(data);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
-  });
+export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {
+  const problem = dataProblem(data);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
+});
 
 /** Reserved names (specification, POST /v1/track): the service emits these itself. */
 export function isReservedEventName(name: string): boolean {

@@ -18,18 +18,31 @@ const displayName = z
   .max(200)
   .refine(noControlCharacters, { message: 'Must not contain control characters (such as CR or LF)' });
 
-const recipient = z.union(
-  [emailAddress, z.object({ name: displayName.optional(), email: emailAddress })],
-  { errorMap: () => ({ message: 'Each recipient is an email address or an object { name, email }' }) },
-);
+const recipient = z.union([emailAddress, z.object({ name: displayName.optional(), email: emailAddress })], {
+  errorMap: () => ({ message: 'Each recipient is an email address or an object { name, email }' }),
+});
 
 /**
  * Headers that describe the message's own structure, identity or signature: Mailroom writes them,
  * and one sent by the caller would corrupt or forge the message.
  */
 export const RESERVED_HEADER_NAMES = new Set([
-  'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'date', 'message-id', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'content-disposition', 'dkim-signature', 'return-path', 'received',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'sender',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'dkim-signature',
+  'return-path',
+  'received',
 ]);
 
 /** RFC 5322 field names: printable ASCII without the colon. */
@@ -43,16 +56,32 @@ const headers = z.record(z.unknown()).superRefine((value, ctx) => {
   for (const name of names) {
     const at = [name];
     if (!headerName.test(name)) {
-      ctx.addIssue({ code: 'custom', path: at, message: 'Header names are 1-100 printable ASCII characters without ":", CR or LF', params: { code: 'invalid_string' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: at,
+        message: 'Header names are 1-100 printable ASCII characters without ":", CR or LF',
+        params: { code: 'invalid_string' },
+      });
       continue;
     }
     if (RESERVED_HEADER_NAMES.has(name.toLowerCase())) {
-      ctx.addIssue({ code: 'custom', path: at, message: `"${name}" is set by Mailroom and cannot be given as a custom header`, params: { code: 'invalid_string' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: at,
+        message: `"${name}" is set by Mailroom and cannot be given as a custom header`,
+        params: { code: 'invalid_string' },
+      });
       continue;
     }
     const headerValue = value[name];
     if (typeof headerValue !== 'string') {
-      ctx.addIssue({ code: 'invalid_type', path: at, expected: 'string', received: headerValue === null ? 'null' : (typeof headerValue), message: 'Header values must be strings' });
+      ctx.addIssue({
+        code: 'invalid_type',
+        path: at,
+        expected: 'string',
+        received: headerValue === null ? 'null' : typeof headerValue,
+        message: 'Header values must be strings',
+      });
     } else if (/[\r\n\u0000]/.test(headerValue)) {
       ctx.addIssue({ code: 'custom', path: at, message: 'Header values must not contain CR or LF', params: { code: 'invalid_string' } });
     } else if (headerValue.length > 998) {
@@ -71,51 +100,50 @@ export function decodedBase64Size(value: string): number | null {
   return (compact.length / 4) * 3 - padding;
 }
 
-const attachment = z
-  .object({
-    filename: z
-      .string({ required_error: 'filename is required', invalid_type_error: 'filename must be a string' })
-      .min(1)
-      .max(255)
-      .refine(noControlCharacters, { message: 'Must not contain control characters (such as CR or LF)' }),
-    content: z
-      .string({ required_error: 'content (base64) is required', invalid_type_error: 'content must be a base64 string' })
-      .refine((s) => decodedBase64Size(s) !== null, { message: 'content must be standard base64' }),
-    contentType: z
-      .string({ invalid_type_error: 'contentType must be a string' })
-      .max(255)
-      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'contentType must be a MIME type such as application/pdf')
-      .optional(),
-    contentId: z
-      .string({ invalid_type_error: 'contentId must be a string' })
-      .min(1)
-      .max(255)
-      .regex(/^<?[!-;=?-~]+>?$/, 'contentId is printable ASCII without spaces')
-      .transform((s) => s.replace(/^<|>$/g, ''))
-      .optional(),
-    disposition: z.enum(['attachment', 'inline']).optional(),
-  })
-  ;
+const attachment = z.object({
+  filename: z
+    .string({ required_error: 'filename is required', invalid_type_error: 'filename must be a string' })
+    .min(1)
+    .max(255)
+    .refine(noControlCharacters, { message: 'Must not contain control characters (such as CR or LF)' }),
+  content: z
+    .string({ required_error: 'content (base64) is required', invalid_type_error: 'content must be a base64 string' })
+    .refine((s) => decodedBase64Size(s) !== null, { message: 'content must be standard base64' }),
+  contentType: z
+    .string({ invalid_type_error: 'contentType must be a string' })
+    .max(255)
+    .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/, 'contentType must be a MIME type such as application/pdf')
+    .optional(),
+  contentId: z
+    .string({ invalid_type_error: 'contentId must be a string' })
+    .min(1)
+    .max(255)
+    .regex(/^<?[!-;=?-~]+>?$/, 'contentId is printable ASCII without spaces')
+    .transform((s) => s.replace(/^<|>$/g, ''))
+    .optional(),
+  disposition: z.enum(['attachment', 'inline']).optional(),
+});
 
-export const sendBody = z
-  .object({
-    to: z.union([recipient, z.array(recipient).min(1, 'to needs at least one recipient').max(MAX_RECIPIENTS_PER_SEND, `At most ${MAX_RECIPIENTS_PER_SEND} recipients per request`)]),
-    subject: z
-      .string({ invalid_type_error: 'subject must be a string' })
-      .min(1)
-      .max(998)
-      .refine((s) => !/[\r\n]/.test(s), { message: 'subject must not contain a newline' })
-      .optional(),
-    body: z.string({ invalid_type_error: 'body must be a string' }).min(1).max(MAX_BODY_CHARACTERS).optional(),
-    template: z.string({ invalid_type_error: 'template must be a template id' }).uuid('template must be a template id (uuid)').optional(),
-    from: z.union([emailAddress, z.object({ name: displayName.optional(), email: emailAddress })]).optional(),
-    name: displayName.optional(),
-    reply: emailAddress.optional(),
-    data: contactData.optional(),
-    subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
-    headers: headers.optional(),
-    attachments: z.array(attachment).max(MAX_ATTACHMENTS, `At most ${MAX_ATTACHMENTS} attachments`).optional(),
-  })
-  ;
+export const sendBody = z.object({
+  to: z.union([
+    recipient,
+    z.array(recipient).min(1, 'to needs at least one recipient').max(MAX_RECIPIENTS_PER_SEND, `At most ${MAX_RECIPIENTS_PER_SEND} recipients per request`),
+  ]),
+  subject: z
+    .string({ invalid_type_error: 'subject must be a string' })
+    .min(1)
+    .max(998)
+    .refine((s) => !/[\r\n]/.test(s), { message: 'subject must not contain a newline' })
+    .optional(),
+  body: z.string({ invalid_type_error: 'body must be a string' }).min(1).max(MAX_BODY_CHARACTERS).optional(),
+  template: z.string({ invalid_type_error: 'template must be a template id' }).uuid('template must be a template id (uuid)').optional(),
+  from: z.union([emailAddress, z.object({ name: displayName.optional(), email: emailAddress })]).optional(),
+  name: displayName.optional(),
+  reply: emailAddress.optional(),
+  data: contactData.optional(),
+  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
+  headers: headers.optional(),
+  attachments: z.array(attachment).max(MAX_ATTACHMENTS, `At most ${MAX_ATTACHMENTS} attachments`).optional(),
+});
 
 export type SendBody = z.output<typeof sendBody>;

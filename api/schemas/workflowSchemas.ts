@@ -59,15 +59,12 @@ export const listenedEventName = (field: string) =>
   text(field)
     .refine((s) => !CONTROL.test(s), `${field} must not contain line breaks or other control characters`)
     .transform((s) => s.trim())
-    .pipe(
-      z
-        .string()
-        .min(1, `${field} must not be empty`)
-        .max(WORKFLOW_LIMITS.eventName, `${field} must be at most ${WORKFLOW_LIMITS.eventName} characters`),
-    );
+    .pipe(z.string().min(1, `${field} must not be empty`).max(WORKFLOW_LIMITS.eventName, `${field} must be at most ${WORKFLOW_LIMITS.eventName} characters`));
 
 const workflowName = singleLine('name', WORKFLOW_LIMITS.name);
-const workflowDescription = optional(text('description').max(WORKFLOW_LIMITS.description, `description must be at most ${WORKFLOW_LIMITS.description} characters`));
+const workflowDescription = optional(
+  text('description').max(WORKFLOW_LIMITS.description, `description must be at most ${WORKFLOW_LIMITS.description} characters`),
+);
 const bool = (field: string) => z.boolean({ invalid_type_error: `${field} must be true or false`, required_error: `${field} is required` });
 
 export const createWorkflowBody = z.object({
@@ -104,7 +101,10 @@ export const WORKFLOW_SORTS = ['name', 'createdAt', 'updatedAt'] as const;
 export const workflowListQuery = z.object({
   ...offsetListQuery(WORKFLOW_SORTS),
   enabled: z.enum(['true', 'false'], { errorMap: () => ({ message: 'enabled must be true or false' }) }).optional(),
-  eventName: z.string({ invalid_type_error: 'eventName must be given once' }).max(WORKFLOW_LIMITS.eventName, `eventName must be at most ${WORKFLOW_LIMITS.eventName} characters`).optional(),
+  eventName: z
+    .string({ invalid_type_error: 'eventName must be given once' })
+    .max(WORKFLOW_LIMITS.eventName, `eventName must be at most ${WORKFLOW_LIMITS.eventName} characters`)
+    .optional(),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -130,17 +130,17 @@ export const sendEmailConfig = z
         { invalid_type_error: 'recipient must be an object' },
       )
       .superRefine((r, ctx) => {
-        if (r.type === 'CUSTOM' && !r.customEmail) ctx.addIssue({ code: 'custom', path: ['customEmail'], message: 'customEmail is required when recipient.type is CUSTOM' });
-        if (r.type === 'CONTACT' && r.customEmail) ctx.addIssue({ code: 'custom', path: ['customEmail'], message: 'customEmail is only for recipient.type CUSTOM' });
+        if (r.type === 'CUSTOM' && !r.customEmail)
+          ctx.addIssue({ code: 'custom', path: ['customEmail'], message: 'customEmail is required when recipient.type is CUSTOM' });
+        if (r.type === 'CONTACT' && r.customEmail)
+          ctx.addIssue({ code: 'custom', path: ['customEmail'], message: 'customEmail is only for recipient.type CUSTOM' });
       })
       .optional(),
   })
-  .transform(
-    (c): SendEmailConfig => ({
-      templateId: c.templateId,
-      recipient: c.recipient?.type === 'CUSTOM' ? { type: 'CUSTOM', customEmail: c.recipient.customEmail! } : { type: 'CONTACT' },
-    }),
-  );
+  .transform((c): SendEmailConfig => ({
+    templateId: c.templateId,
+    recipient: c.recipient?.type === 'CUSTOM' ? { type: 'CUSTOM', customEmail: c.recipient.customEmail! } : { type: 'CONTACT' },
+  }));
 
 /** DELAY: fractions allowed (0.1 minute is six seconds), at most 365 days in all. */
 export const delayConfig = z
@@ -248,11 +248,22 @@ export const webhookConfig = z
       )
       .superRefine((headers, ctx) => {
         const names = Object.keys(headers);
-        if (names.length > WORKFLOW_LIMITS.webhookHeaders) ctx.addIssue({ code: 'too_big', type: 'array', maximum: WORKFLOW_LIMITS.webhookHeaders, inclusive: true, message: `At most ${WORKFLOW_LIMITS.webhookHeaders} headers` });
+        if (names.length > WORKFLOW_LIMITS.webhookHeaders)
+          ctx.addIssue({
+            code: 'too_big',
+            type: 'array',
+            maximum: WORKFLOW_LIMITS.webhookHeaders,
+            inclusive: true,
+            message: `At most ${WORKFLOW_LIMITS.webhookHeaders} headers`,
+          });
         const seen = new Set<string>();
         for (const name of names) {
           if (!HEADER_NAME.test(name) || name.length > WORKFLOW_LIMITS.webhookHeaderName) {
-            ctx.addIssue({ code: 'custom', path: [name], message: `Header names are 1-${WORKFLOW_LIMITS.webhookHeaderName} token characters (letters, digits, - and the like; no spaces, colons, CR or LF)` });
+            ctx.addIssue({
+              code: 'custom',
+              path: [name],
+              message: `Header names are 1-${WORKFLOW_LIMITS.webhookHeaderName} token characters (letters, digits, - and the like; no spaces, colons, CR or LF)`,
+            });
           } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `The ${name} header is set by Mailroom itself` });
           } else if (seen.has(name.toLowerCase())) {
@@ -271,17 +282,34 @@ export const webhookConfig = z
       return;
     }
     if (typeof c.body !== 'string' && (typeof c.body !== 'object' || c.body === null)) {
-      ctx.addIssue({ code: 'invalid_type', expected: 'object', received: typeof c.body as 'string', path: ['body'], message: 'body must be a string or a JSON object or array' });
+      ctx.addIssue({
+        code: 'invalid_type',
+        expected: 'object',
+        received: typeof c.body as 'string',
+        path: ['body'],
+        message: 'body must be a string or a JSON object or array',
+      });
       return;
     }
     const problem = findJsonProblem(c.body, { prefix: 'body' });
     if (problem) {
-      ctx.addIssue({ code: 'custom', path: problem.path.split('.').slice(1).length ? ['body', ...problem.path.split('.').slice(1)] : ['body'], message: problem.message });
+      ctx.addIssue({
+        code: 'custom',
+        path: problem.path.split('.').slice(1).length ? ['body', ...problem.path.split('.').slice(1)] : ['body'],
+        message: problem.message,
+      });
       return;
     }
     const size = Buffer.byteLength(typeof c.body === 'string' ? c.body : JSON.stringify(c.body), 'utf8');
     if (size > WORKFLOW_LIMITS.webhookBodyBytes) {
-      ctx.addIssue({ code: 'too_big', type: 'string', maximum: WORKFLOW_LIMITS.webhookBodyBytes, inclusive: true, path: ['body'], message: `body is at most ${WORKFLOW_LIMITS.webhookBodyBytes / 1024} KB` });
+      ctx.addIssue({
+        code: 'too_big',
+        type: 'string',
+        maximum: WORKFLOW_LIMITS.webhookBodyBytes,
+        inclusive: true,
+        path: ['body'],
+        message: `body is at most ${WORKFLOW_LIMITS.webhookBodyBytes / 1024} KB`,
+      });
     }
   })
   .transform((c) => {

@@ -133,7 +133,10 @@ export class DeliveryScheduler {
         try {
           await this.start(batch);
         } catch (err) {
-          this.deps.logger.error({ ...workflowStartLogFields(err), workflowId: batch.workflowId, projectId: batch.projectId }, 'could not start a delivery workflow');
+          this.deps.logger.error(
+            { ...workflowStartLogFields(err), workflowId: batch.workflowId, projectId: batch.projectId },
+            'could not start a delivery workflow',
+          );
           for (const send of batch.sends) failedSends.set(send, err);
         }
       }),

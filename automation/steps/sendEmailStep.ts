@@ -45,7 +45,15 @@ export interface SendEmailStepResult {
 export async function sendEmailStep(
   em: EntityManager,
   services: DeliveryServices,
-  input: { projectId: string; executionId: string; sequence: number; contact: ContactRow; context: Record<string, unknown>; config: Record<string, unknown>; templateId: string | null },
+  input: {
+    projectId: string;
+    executionId: string;
+    sequence: number;
+    contact: ContactRow;
+    context: Record<string, unknown>;
+    config: Record<string, unknown>;
+    templateId: string | null;
+  },
 ): Promise<SendEmailStepResult> {
   const { config } = services;
   const templateId = input.templateId ?? (typeof input.config.templateId === 'string' ? input.config.templateId : null);
@@ -57,7 +65,8 @@ export async function sendEmailStep(
   const custom = recipient.type === 'CUSTOM';
   let to = input.contact.email;
   if (custom) {
-    if (typeof recipient.customEmail !== 'string' || !EMAIL_SHAPE.test(recipient.customEmail.trim())) throw new StepConfigError('SEND_EMAIL recipient CUSTOM needs a valid customEmail');
+    if (typeof recipient.customEmail !== 'string' || !EMAIL_SHAPE.test(recipient.customEmail.trim()))
+      throw new StepConfigError('SEND_EMAIL recipient CUSTOM needs a valid customEmail');
     to = recipient.customEmail.trim().toLowerCase();
   }
 

@@ -16,7 +16,8 @@ export function delayMs(config: Record<string, unknown>): number {
   const amount = config.amount;
   const unit = (config.unit ?? 'minutes') as string;
   if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) throw new StepConfigError('DELAY needs a positive amount');
-  if (!(DELAY_UNITS as readonly string[]).includes(unit)) throw new StepConfigError(`DELAY unit must be minutes, hours or days, not ${String(unit).slice(0, 40)}`);
+  if (!(DELAY_UNITS as readonly string[]).includes(unit))
+    throw new StepConfigError(`DELAY unit must be minutes, hours or days, not ${String(unit).slice(0, 40)}`);
   const ms = delayMilliseconds({ amount, unit: unit as DelayUnit });
   if (ms > MAX_DELAY_MS) throw new StepConfigError('DELAY may wait at most 365 days');
   return Math.max(ms, 1);
@@ -28,7 +29,8 @@ export function waitForEvent(config: Record<string, unknown>): { eventName: stri
   if (typeof eventName !== 'string' || !eventName.trim()) throw new StepConfigError('WAIT_FOR_EVENT needs an eventName');
   const timeout = config.timeout;
   if (timeout === undefined || timeout === null) return { eventName, timeoutMs: null };
-  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0) throw new StepConfigError('WAIT_FOR_EVENT timeout must be a positive number of seconds');
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)
+    throw new StepConfigError('WAIT_FOR_EVENT timeout must be a positive number of seconds');
   const timeoutMs = Math.round(timeout * 1000);
   if (timeoutMs > MAX_DELAY_MS) throw new StepConfigError('WAIT_FOR_EVENT timeout may be at most 365 days');
   return { eventName, timeoutMs: Math.max(timeoutMs, 1) };

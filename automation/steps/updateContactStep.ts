@@ -19,7 +19,8 @@ export async function updateContactStep(
   const problem = dataProblem(updates as Record<string, unknown>);
   if (problem) throw new StepConfigError(`UPDATE_CONTACT updates: ${problem.field}: ${problem.message}`);
   const action = input.config.subscriptionAction ?? 'none';
-  if (action !== 'none' && action !== 'subscribe' && action !== 'unsubscribe') throw new StepConfigError('UPDATE_CONTACT subscriptionAction must be none, subscribe or unsubscribe');
+  if (action !== 'none' && action !== 'subscribe' && action !== 'unsubscribe')
+    throw new StepConfigError('UPDATE_CONTACT subscriptionAction must be none, subscribe or unsubscribe');
   const changes = splitDataChanges(updates as Record<string, unknown>);
   const [result] = await contactRepository.upsertByEmail(
     em,

@@ -93,7 +93,13 @@ export async function webhookStep(
       allowPrivate: config.webhookAllowPrivate,
       allowedNetworks: config.webhookAllowedNetworks,
     });
-    return { status: answer.status, durationMs: Math.round(answer.durationMs), finalUrl: answer.finalUrl, body: answer.body.slice(0, 2000), attempts: input.attempt };
+    return {
+      status: answer.status,
+      durationMs: Math.round(answer.durationMs),
+      finalUrl: answer.finalUrl,
+      body: answer.body.slice(0, 2000),
+      attempts: input.attempt,
+    };
   } catch (err) {
     if (!(err instanceof WebhookError)) throw err;
     if (err.retryable && input.attempt < input.maxAttempts) throw new WebhookStepRetry(err);

@@ -69,7 +69,11 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
   if (options.worker) {
     // The worker runs with the heap cap `npm start` and docker-compose give it; BENCH_WORKER_NODE_ARGS
     // ("" for none, or e.g. "--max-old-space-size=256") runs it with other V8 settings.
-    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384').split(' ').filter(Boolean));
+    worker = spawnService(
+      'worker/main.ts',
+      { ...env, LOG_LEVEL: 'info' },
+      (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384').split(' ').filter(Boolean),
+    );
     children.push(worker);
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
   }

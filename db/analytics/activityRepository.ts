@@ -75,7 +75,11 @@ const TS_TEXT = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY
  * One source of the feed: its rows of the window, newest first, at most `limit`, each shaped
  * (type, id, ts, ts_text, contact_id, email_id, name, data). `ts` names the source's time column.
  */
-function sourceQuery(q: FeedQuery, projectId: string, spec: { select: string; from: string; ts: string; where: string[]; type: string; contact: string | null }) {
+function sourceQuery(
+  q: FeedQuery,
+  projectId: string,
+  spec: { select: string; from: string; ts: string; where: string[]; type: string; contact: string | null },
+) {
   const where = [...spec.where, `${spec.ts} >= ?`];
   const params: unknown[] = [projectId, q.start];
   if (q.end) {
@@ -231,7 +235,11 @@ export const activityRepository = {
        ) u order by at, id limit ?`,
       [projectId, days, limit, projectId, days, limit, limit],
     );
-    const contacts = await contactEmails(em, projectId, rows.map((r: any) => r.contact_id));
+    const contacts = await contactEmails(
+      em,
+      projectId,
+      rows.map((r: any) => r.contact_id),
+    );
     return rows.map((r: any) =>
       r.kind === 'campaign'
         ? { type: 'campaign' as const, id: r.id, scheduledFor: new Date(r.at), campaignId: r.id, campaignName: r.name, subject: r.subject }
@@ -265,7 +273,11 @@ async function enrich(em: EntityManager, projectId: string, rows: FeedRow[]): Pr
   const executionIds = rows.filter((r) => r.type.startsWith('workflow.')).map((r) => r.id);
   const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
   const [contacts, emails, campaigns, executions] = await Promise.all([
-    contactEmails(em, projectId, rows.map((r) => r.contact_id)),
+    contactEmails(
+      em,
+      projectId,
+      rows.map((r) => r.contact_id),
+    ),
     emailIds.length
       ? em.execute(
           `select e.id, e.subject, e.from_address, e.from_name, e.source, e.campaign_id, c.name as campaign_name,
@@ -279,10 +291,10 @@ async function enrich(em: EntityManager, projectId: string, rows: FeedRow[]): Pr
         )
       : [],
     campaignIds.length
-      ? em.execute(`select id, name, subject, scheduled_for, sent_at, sent_count, total_recipients from campaigns where project_id = ? and id = any(?::uuid[])`, [
-          projectId,
-          uuidArray(campaignIds),
-        ])
+      ? em.execute(
+          `select id, name, subject, scheduled_for, sent_at, sent_count, total_recipients from campaigns where project_id = ? and id = any(?::uuid[])`,
+          [projectId, uuidArray(campaignIds)],
+        )
       : [],
     executionIds.length
       ? em.execute(

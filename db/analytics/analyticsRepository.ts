@@ -27,7 +27,14 @@ const ceilTo = (t: number, unit: number) => Math.ceil(t / unit) * unit;
  * whole UTC days inside it from the daily table, the hours of the edge days from the hourly one.
  * Hours counted: from the hour `start` falls in, those starting before `end`.
  */
-function coveringRows(family: 'analytics_email' | 'analytics_event' | 'analytics_workflow', columns: string, projectId: string, range: TimeRange, filter = '', filterParams: unknown[] = []) {
+function coveringRows(
+  family: 'analytics_email' | 'analytics_event' | 'analytics_workflow',
+  columns: string,
+  projectId: string,
+  range: TimeRange,
+  filter = '',
+  filterParams: unknown[] = [],
+) {
   const hourStart = floorTo(range.start.getTime(), HOUR_MS);
   const hourEnd = ceilTo(range.end.getTime(), HOUR_MS);
   const dayStart = ceilTo(hourStart, DAY_MS);
@@ -95,7 +102,10 @@ export const analyticsRepository = {
 
   async topEvents(em: EntityManager, projectId: string, range: TimeRange, limit: number): Promise<Array<{ name: string; count: number }>> {
     const rows = coveringRows('analytics_event', 'name, count', projectId, range, `and ${CUSTOM_EVENT_NAME_SQL('name')}`);
-    const top = await em.execute(`select name, sum(count)::bigint as count from (${rows.sql}) r group by name order by count desc, name limit ?`, [...rows.params, limit]);
+    const top = await em.execute(`select name, sum(count)::bigint as count from (${rows.sql}) r group by name order by count desc, name limit ?`, [
+      ...rows.params,
+      limit,
+    ]);
     return top.map((r: any) => ({ name: r.name, count: Number(r.count) }));
   },
 

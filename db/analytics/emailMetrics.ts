@@ -39,5 +39,4 @@ export function readMetrics(row: Record<string, unknown> | undefined): EmailMetr
 }
 
 /** Custom events: names the service does not emit (contract section 15, top-events). */
-export const CUSTOM_EVENT_NAME_SQL = (column: string) =>
-  `${column} not like 'email.%' and ${column} not like 'contact.%' and ${column} not like 'segment.%'`;
+export const CUSTOM_EVENT_NAME_SQL = (column: string) => `${column} not like 'email.%' and ${column} not like 'contact.%' and ${column} not like 'segment.%'`;

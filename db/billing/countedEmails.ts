@@ -16,7 +16,10 @@ export async function recordCountedEmails(em: EntityManager, emails: NewEmail[],
   return em.transactional(async (tx) => {
     const inserted = new Set(await emailRepository.insertMany(tx, emails, options));
     // A cap that cannot take them throws, and the rollback takes the rows back with it.
-    await reserveFor(tx, emails.filter((e) => inserted.has(e.id)));
+    await reserveFor(
+      tx,
+      emails.filter((e) => inserted.has(e.id)),
+    );
     return inserted;
   });
 }

@@ -93,7 +93,11 @@ export const usageCaps = {
     const limit = row.monthly_limit === null ? null : Number(row.monthly_limit);
     const granted = limit === null ? n : Math.max(0, Math.min(n, limit - Number(row.used)));
     if (granted > 0) {
-      await em.execute(`update billing_usage set used = used + ? where project_id = ? and month = ${CURRENT_MONTH} and category = ?`, [granted, projectId, category]);
+      await em.execute(`update billing_usage set used = used + ? where project_id = ? and month = ${CURRENT_MONTH} and category = ?`, [
+        granted,
+        projectId,
+        category,
+      ]);
     }
     return { granted, limit };
   },
@@ -148,7 +152,8 @@ export const usageCaps = {
       [`{${USAGE_CATEGORIES.join(',')}}`, projectId, projectId],
     );
     const out = {} as Record<UsageCategory, CategoryUsage>;
-    for (const r of rows as any[]) out[r.category as UsageCategory] = { limit: r.monthly_limit === null ? null : Number(r.monthly_limit), usage: Number(r.used) };
+    for (const r of rows as any[])
+      out[r.category as UsageCategory] = { limit: r.monthly_limit === null ? null : Number(r.monthly_limit), usage: Number(r.used) };
     return out;
   },
 

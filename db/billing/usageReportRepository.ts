@@ -54,7 +54,9 @@ export const usageReportRepository = {
   },
 
   async markReported(em: EntityManager, id: string): Promise<void> {
-    await em.execute(`update billing_usage_reports set reported_at = coalesce(reported_at, now()), attempts = attempts + 1, last_error = null where id = ?`, [id]);
+    await em.execute(`update billing_usage_reports set reported_at = coalesce(reported_at, now()), attempts = attempts + 1, last_error = null where id = ?`, [
+      id,
+    ]);
   },
 
   async markFailed(em: EntityManager, id: string, error: string): Promise<void> {

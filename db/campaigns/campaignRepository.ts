@@ -181,7 +181,6 @@ const columnValue = (key: keyof CampaignFields, fields: Partial<CampaignFields>)
 // Names sort as a person reads a list: case does not split "apple" from "Banana".
 const sortExpression: Record<CampaignSort, string> = { name: 'lower(c.name)', createdAt: 'c.created_at', updatedAt: 'c.updated_at' };
 
-
 export interface CampaignStats {
   totalRecipients: number;
   sentCount: number;

@@ -47,10 +47,9 @@ function toCampaign(row: Record<string, any>): CampaignForSend {
 
 export const campaignSendRepository = {
   async find(em: EntityManager, campaignId: string): Promise<CampaignForSend | null> {
-    const rows = await em.execute(
-      `select c.*, p.campaign_rate_per_second from campaigns c join projects p on p.id = c.project_id where c.id = ?`,
-      [campaignId],
-    );
+    const rows = await em.execute(`select c.*, p.campaign_rate_per_second from campaigns c join projects p on p.id = c.project_id where c.id = ?`, [
+      campaignId,
+    ]);
     return rows.length ? toCampaign(rows[0]) : null;
   },
 
@@ -95,7 +94,12 @@ export const campaignSendRepository = {
   },
 
   /** The next recipients after `afterContactId` (keyset on contact id), with their contacts; deleted contacts drop out. */
-  async recipientsPage(em: EntityManager, campaignId: string, afterContactId: string | null, limit: number): Promise<{ contacts: ContactRow[]; lastContactId: string | null }> {
+  async recipientsPage(
+    em: EntityManager,
+    campaignId: string,
+    afterContactId: string | null,
+    limit: number,
+  ): Promise<{ contacts: ContactRow[]; lastContactId: string | null }> {
     const ids = await em.execute(
       `select contact_id from campaign_recipients where campaign_id = ? and (?::uuid is null or contact_id > ?::uuid) order by contact_id limit ?`,
       [campaignId, afterContactId, afterContactId, limit],
@@ -111,7 +115,13 @@ export const campaignSendRepository = {
    * there, each next one after the previous one's last recipient. `next` is where the batch after
    * those would start (null at the end of the audience).
    */
-  async batchStarts(em: EntityManager, campaignId: string, afterContactId: string | null, batchSize: number, count: number): Promise<{ starts: Array<string | null>; next: string | null; remaining: number }> {
+  async batchStarts(
+    em: EntityManager,
+    campaignId: string,
+    afterContactId: string | null,
+    batchSize: number,
+    count: number,
+  ): Promise<{ starts: Array<string | null>; next: string | null; remaining: number }> {
     const ends = await em.execute(
       `select contact_id, n, total from (
          select contact_id, row_number() over (order by contact_id) as n, count(*) over () as total
@@ -179,7 +189,10 @@ export const campaignSendRepository = {
 
   /** SENDING → SENT once every recipient has been handed to the transport. */
   async finish(em: EntityManager, campaignId: string): Promise<boolean> {
-    const rows = await em.execute(`update campaigns set status = 'SENT', sent_at = now(), updated_at = now() where id = ? and status = 'SENDING' returning id`, [campaignId]);
+    const rows = await em.execute(
+      `update campaigns set status = 'SENT', sent_at = now(), updated_at = now() where id = ? and status = 'SENDING' returning id`,
+      [campaignId],
+    );
     return rows.length > 0;
   },
 };

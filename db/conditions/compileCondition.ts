@@ -1,12 +1,4 @@
-import {
-  parseDateValue,
-  parseField,
-  type ConditionFilter,
-  type ConditionTree,
-  type FieldRef,
-  type Operator,
-  type Unit,
-} from './conditionTree';
+import { parseDateValue, parseField, type ConditionFilter, type ConditionTree, type FieldRef, type Operator, type Unit } from './conditionTree';
 import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 /** What compiling a `segment.<id>` reference needs to know of that segment. */

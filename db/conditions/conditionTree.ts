@@ -153,19 +153,30 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
 
   function walkTree(node: unknown, path: (string | number)[], depth: number) {
     if (!isObject(node)) {
-      issues.push({ path, message: 'A condition must be an object with logic and groups', code: 'invalid_type', received: node === null ? 'null' : Array.isArray(node) ? 'array' : typeof node });
+      issues.push({
+        path,
+        message: 'A condition must be an object with logic and groups',
+        code: 'invalid_type',
+        received: node === null ? 'null' : Array.isArray(node) ? 'array' : typeof node,
+      });
       return;
     }
     if (depth > CONDITION_LIMITS.MAX_DEPTH) {
       issues.push({ path, message: `Conditions nest at most ${CONDITION_LIMITS.MAX_DEPTH} levels deep`, code: 'too_big' });
       return;
     }
-    if (node.logic === undefined) issues.push({ path: [...path, 'logic'], message: 'logic is required (AND or OR)', code: 'invalid_type', received: 'undefined' });
+    if (node.logic === undefined)
+      issues.push({ path: [...path, 'logic'], message: 'logic is required (AND or OR)', code: 'invalid_type', received: 'undefined' });
     else if (node.logic !== 'AND' && node.logic !== 'OR') {
       issues.push({ path: [...path, 'logic'], message: "logic must be 'AND' or 'OR'", code: 'invalid_enum_value', received: node.logic });
     }
     if (!Array.isArray(node.groups)) {
-      issues.push({ path: [...path, 'groups'], message: 'groups must be an array', code: 'invalid_type', received: node.groups === undefined ? 'undefined' : typeof node.groups });
+      issues.push({
+        path: [...path, 'groups'],
+        message: 'groups must be an array',
+        code: 'invalid_type',
+        received: node.groups === undefined ? 'undefined' : typeof node.groups,
+      });
       return;
     }
     if (node.groups.length === 0) issues.push({ path: [...path, 'groups'], message: 'A condition needs at least one group', code: 'too_small' });
@@ -174,7 +185,8 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
 
   function walkGroup(group: unknown, path: (string | number)[], depth: number) {
     if (++groups > CONDITION_LIMITS.MAX_GROUPS) {
-      if (groups === CONDITION_LIMITS.MAX_GROUPS + 1) issues.push({ path, message: `A condition holds at most ${CONDITION_LIMITS.MAX_GROUPS} groups`, code: 'too_big' });
+      if (groups === CONDITION_LIMITS.MAX_GROUPS + 1)
+        issues.push({ path, message: `A condition holds at most ${CONDITION_LIMITS.MAX_GROUPS} groups`, code: 'too_big' });
       return;
     }
     if (!isObject(group)) {
@@ -194,7 +206,8 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
 
   function walkFilter(filter: unknown, path: (string | number)[]) {
     if (++filters > CONDITION_LIMITS.MAX_FILTERS) {
-      if (filters === CONDITION_LIMITS.MAX_FILTERS + 1) issues.push({ path, message: `A condition holds at most ${CONDITION_LIMITS.MAX_FILTERS} filters`, code: 'too_big' });
+      if (filters === CONDITION_LIMITS.MAX_FILTERS + 1)
+        issues.push({ path, message: `A condition holds at most ${CONDITION_LIMITS.MAX_FILTERS} filters`, code: 'too_big' });
       return;
     }
     if (!isObject(filter)) {
@@ -203,7 +216,12 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
     }
     let field: FieldRef | null = null;
     if (typeof filter.field !== 'string') {
-      issues.push({ path: [...path, 'field'], message: 'field is required', code: 'invalid_type', received: filter.field === undefined ? 'undefined' : typeof filter.field });
+      issues.push({
+        path: [...path, 'field'],
+        message: 'field is required',
+        code: 'invalid_type',
+        received: filter.field === undefined ? 'undefined' : typeof filter.field,
+      });
     } else {
       field = parseField(filter.field);
       if (!field) {
@@ -236,14 +254,24 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
     if (AMOUNT_OPERATORS.includes(operator)) {
       const value = typeof filter.value === 'string' && /^\d+$/.test(filter.value) ? Number(filter.value) : filter.value;
       if (filter.value === undefined || filter.value === null) {
-        issues.push({ path: [...path, 'value'], message: `${operator} needs a value: a whole number of units`, code: 'invalid_type', received: String(filter.value) });
+        issues.push({
+          path: [...path, 'value'],
+          message: `${operator} needs a value: a whole number of units`,
+          code: 'invalid_type',
+          received: String(filter.value),
+        });
       } else if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > CONDITION_LIMITS.MAX_AMOUNT) {
         issues.push({ path: [...path, 'value'], message: `${operator} needs a whole number from 1 to ${CONDITION_LIMITS.MAX_AMOUNT}`, code: 'custom' });
       }
       if (filter.unit === undefined || filter.unit === null) {
         issues.push({ path: [...path, 'unit'], message: `${operator} needs a unit: ${UNITS.join(', ')}`, code: 'invalid_type', received: 'undefined' });
       } else if (!UNITS.includes(filter.unit as Unit)) {
-        issues.push({ path: [...path, 'unit'], message: `Unknown unit; expected one of ${UNITS.join(', ')}`, code: 'invalid_enum_value', received: filter.unit });
+        issues.push({
+          path: [...path, 'unit'],
+          message: `Unknown unit; expected one of ${UNITS.join(', ')}`,
+          code: 'invalid_enum_value',
+          received: filter.unit,
+        });
       }
       return;
     }
@@ -258,7 +286,8 @@ export function conditionTreeIssues(tree: unknown): TreeIssue[] {
 function valueIssues(field: FieldRef, operator: Operator, value: unknown, path: (string | number)[]): TreeIssue[] {
   const issue = (message: string, code = 'custom'): TreeIssue[] => [{ path, message, code }];
   if (value === undefined) return [{ path, message: `${operator} needs a value`, code: 'invalid_type', received: 'undefined' }];
-  if (typeof value === 'string' && value.length > CONDITION_LIMITS.MAX_STRING) return issue(`A value is at most ${CONDITION_LIMITS.MAX_STRING} characters`, 'too_big');
+  if (typeof value === 'string' && value.length > CONDITION_LIMITS.MAX_STRING)
+    return issue(`A value is at most ${CONDITION_LIMITS.MAX_STRING} characters`, 'too_big');
   switch (field.kind) {
     case 'email':
       return typeof value === 'string' ? [] : issue('email is compared with a string');
@@ -269,7 +298,8 @@ function valueIssues(field: FieldRef, operator: Operator, value: unknown, path: 
     case 'data': {
       if (value === null) return operator === 'equals' || operator === 'notEquals' ? [] : issue(`${operator} needs a value that is not null`);
       if (operator === 'equals' || operator === 'notEquals' || operator === 'contains' || operator === 'notContains') {
-        if (typeof value === 'object' && JSON.stringify(value).length > CONDITION_LIMITS.MAX_STRING) return issue(`A value is at most ${CONDITION_LIMITS.MAX_STRING} characters as JSON`, 'too_big');
+        if (typeof value === 'object' && JSON.stringify(value).length > CONDITION_LIMITS.MAX_STRING)
+          return issue(`A value is at most ${CONDITION_LIMITS.MAX_STRING} characters as JSON`, 'too_big');
         if (operator.includes('ontains') && typeof value === 'object') return issue(`${operator} takes a string, number or boolean`);
         return [];
       }

@@ -64,7 +64,11 @@ export async function validateConditionTree(
 export async function contactMatches(em: EntityManager, projectId: string, contactId: string, tree: ConditionTree): Promise<boolean> {
   const segments = await loadReferencedSegments(em, projectId, tree);
   const compiled = compileCondition(tree, { projectId, segments, strategy: 'row' });
-  const rows = await em.execute(`select ${compiled.sql} as matches from contacts c where c.project_id = ? and c.id = ?`, [...compiled.params, projectId, contactId]);
+  const rows = await em.execute(`select ${compiled.sql} as matches from contacts c where c.project_id = ? and c.id = ?`, [
+    ...compiled.params,
+    projectId,
+    contactId,
+  ]);
   return rows.length > 0 && rows[0].matches === true;
 }
 

@@ -60,10 +60,7 @@ export const contactQueries = {
       where.push(`(${col}, id) ${op} (?, ?)`);
       params.push(q.sort === 'createdAt' ? new Date(q.after.v) : q.after.v, q.after.id);
     }
-    const rows = await em.execute(
-      `select * from contacts where ${where.join(' and ')} order by ${col} ${dir}, id ${dir} limit ?`,
-      [...params, q.limit + 1],
-    );
+    const rows = await em.execute(`select * from contacts where ${where.join(' and ')} order by ${col} ${dir}, id ${dir} limit ?`, [...params, q.limit + 1]);
     let total = 0;
     let totalCapped = false;
     if (q.withTotal) {

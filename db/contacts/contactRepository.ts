@@ -56,7 +56,14 @@ export function toContact(row: Record<string, any>): ContactRow {
 
 /** The API shape of a contact. */
 export function serializeContact(contact: ContactRow) {
-  return { id: contact.id, email: contact.email, subscribed: contact.subscribed, data: contact.data, createdAt: contact.createdAt, updatedAt: contact.updatedAt };
+  return {
+    id: contact.id,
+    email: contact.email,
+    subscribed: contact.subscribed,
+    data: contact.data,
+    createdAt: contact.createdAt,
+    updatedAt: contact.updatedAt,
+  };
 }
 
 /**
@@ -226,7 +233,10 @@ export const contactRepository = {
       : await run(em, new Map());
     const out: UpsertResult[] = new Array(rows.length);
     for (const r of result) {
-      const events: RecordedEvent[] = (typeof r.events === 'string' ? JSON.parse(r.events) : r.events).map((e: any) => ({ ...e, createdAt: new Date(e.createdAt) }));
+      const events: RecordedEvent[] = (typeof r.events === 'string' ? JSON.parse(r.events) : r.events).map((e: any) => ({
+        ...e,
+        createdAt: new Date(e.createdAt),
+      }));
       const upsert: UpsertResult = {
         contact: toContact(r),
         created: r.inserted,

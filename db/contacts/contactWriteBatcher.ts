@@ -79,7 +79,12 @@ export class ContactWriteBatcher {
   private async execute(round: PendingWrite[]): Promise<void> {
     const { projectId, source } = round[0];
     try {
-      const results = await contactRepository.upsertByEmail(this.orm.em.fork(), projectId, round.map((w) => w.row), source);
+      const results = await contactRepository.upsertByEmail(
+        this.orm.em.fork(),
+        projectId,
+        round.map((w) => w.row),
+        source,
+      );
       round.forEach((write, i) => write.resolve(results[i]));
     } catch (err) {
       // A statement fails as a whole and changes nothing, so each row can be tried on its own;
@@ -102,7 +107,11 @@ export class ContactWriteBatcher {
 function isConnectionFailure(err: unknown): boolean {
   const e = err as { code?: unknown; sqlState?: unknown; name?: unknown; message?: unknown };
   const code = typeof e?.sqlState === 'string' ? e.sqlState : typeof e?.code === 'string' ? e.code : '';
-  if (/^[0-9A-Z]{5}$/.test(code)) return (code.startsWith('08') && code !== '08P01') || code.startsWith('53') || code.startsWith('57P') || code.startsWith('58');
+  if (/^[0-9A-Z]{5}$/.test(code))
+    return (code.startsWith('08') && code !== '08P01') || code.startsWith('53') || code.startsWith('57P') || code.startsWith('58');
   if (/^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN)$/.test(code)) return true;
-  return e?.name === 'KnexTimeoutError' || /connection terminated|not queryable|timeout acquiring a connection/i.test(typeof e?.message === 'string' ? e.message : '');
+  return (
+    e?.name === 'KnexTimeoutError' ||
+    /connection terminated|not queryable|timeout acquiring a connection/i.test(typeof e?.message === 'string' ? e.message : '')
+  );
 }

@@ -148,17 +148,27 @@ export function csvRowToUpsert(csv: CsvHeader, cells: string[], rowNumber: numbe
   // PostgreSQL text cannot hold NUL; such a row is reported, never sent to the database.
   if (cells.some((cell) => cell.includes('\u0000'))) {
     const email = emailSchema.safeParse(cells[csv.emailIndex] ?? '');
-    return { error: { row: rowNumber, email: email.success ? email.data.toLowerCase() : undefined, error: 'The row contains a NUL character, which cannot be stored' } };
+    return {
+      error: { row: rowNumber, email: email.success ? email.data.toLowerCase() : undefined, error: 'The row contains a NUL character, which cannot be stored' },
+    };
   }
   const rawEmail = cells[csv.emailIndex] ?? '';
   const email = emailSchema.safeParse(rawEmail);
-  if (!email.success) return { error: { row: rowNumber, email: rawEmail.slice(0, 254) || undefined, error: rawEmail ? 'Invalid email address' : 'Missing email' } };
+  if (!email.success)
+    return { error: { row: rowNumber, email: rawEmail.slice(0, 254) || undefined, error: rawEmail ? 'Invalid email address' : 'Missing email' } };
   let subscribed: boolean | undefined;
   if (csv.subscribedIndex >= 0 && cells[csv.subscribedIndex]) {
     const value = cells[csv.subscribedIndex].toLowerCase();
     if (truthy.has(value)) subscribed = true;
     else if (falsy.has(value)) subscribed = false;
-    else return { error: { row: rowNumber, email: email.data.toLowerCase(), error: `subscribed must be true/false/1/0/yes/no, not "${cells[csv.subscribedIndex].slice(0, 20)}"` } };
+    else
+      return {
+        error: {
+          row: rowNumber,
+          email: email.data.toLowerCase(),
+          error: `subscribed must be true/false/1/0/yes/no, not "${cells[csv.subscribedIndex].slice(0, 20)}"`,
+        },
+      };
   }
   const data: Record<string, unknown> = {};
   csv.columns.forEach((column, i) => {

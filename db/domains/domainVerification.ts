@@ -123,9 +123,7 @@ export function nextStatus(domain: Pick<DomainRow, 'status' | 'createdAt'>, dkim
 }
 
 export type DomainCheckOutcome =
-  | { kind: 'checked'; domain: DomainRow }
-  | { kind: 'temporaryFailure'; domain: DomainRow; error: DnsTemporaryFailure }
-  | { kind: 'deleted' };
+  { kind: 'checked'; domain: DomainRow } | { kind: 'temporaryFailure'; domain: DomainRow; error: DnsTemporaryFailure } | { kind: 'deleted' };
 
 /**
  * Looks the domain's records up now and stores what was found. The DKIM lookup decides; an SPF

@@ -122,10 +122,10 @@ export const emailFeedbackRepository = {
       const email = await lockEmail(tx, emailId);
       if (!email) return null;
       const status = nextStatus(email.status, 'OPENED');
-      await tx.execute(
-        `update emails set opens = opens + 1, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now() where id = ?`,
-        [status, emailId],
-      );
+      await tx.execute(`update emails set opens = opens + 1, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now() where id = ?`, [
+        status,
+        emailId,
+      ]);
       const events = email.opened_at ? [] : await recordEmailEvent(tx, email, 'email.opened');
       return { projectId: email.project_id, emailId, status, events };
     });
@@ -191,7 +191,13 @@ export const emailFeedbackRepository = {
       const email = await lockEmail(tx, emailId);
       if (!email) return null;
       const base = { projectId: email.project_id, emailId, status: email.status, events: [] as RecordedEvent[] };
-      if (!concernsRecipient(email, notice.recipients.map((r) => r.email))) return { ...base, ignored: 'the bounce names none of the email recipients' };
+      if (
+        !concernsRecipient(
+          email,
+          notice.recipients.map((r) => r.email),
+        )
+      )
+        return { ...base, ignored: 'the bounce names none of the email recipients' };
       const address = normaliseAddress(email.to_address);
       const own = notice.recipients.find((r) => normaliseAddress(r.email) === address);
       const diagnostic = (own?.diagnostic ?? notice.recipients.find((r) => r.diagnostic)?.diagnostic ?? '').slice(0, 1000) || null;

@@ -140,7 +140,11 @@ export const emailRepository = {
    * already recorded is left out: a workflow step derives its email's id from its position, so a
    * repeated step finds its email instead of recording another. Answers the ids it recorded.
    */
-  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean } = {}): Promise<string[]> {
+  async insertMany(
+    em: EntityManager,
+    emails: NewEmail[],
+    options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean } = {},
+  ): Promise<string[]> {
     if (!emails.length) return [];
     const inserted = await em.execute(
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
@@ -223,16 +227,22 @@ export const emailRepository = {
 
   async attachments(em: EntityManager, setId: string): Promise<EmailAttachment[]> {
     const rows = await em.execute(`select * from email_attachments where set_id = ? order by position`, [setId]);
-    return rows.map((r: any) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, disposition: r.disposition, content: r.content }));
+    return rows.map((r: any) => ({
+      filename: r.filename,
+      contentType: r.content_type,
+      contentId: r.content_id,
+      disposition: r.disposition,
+      content: r.content,
+    }));
   },
 
   /** The addresses among `emails` that the project's suppression list holds. */
   async suppressedAddresses(em: EntityManager, projectId: string, emails: string[]): Promise<Set<string>> {
     if (!emails.length) return new Set();
-    const rows = await em.execute(
-      `select email from email_suppressions where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
-      [projectId, JSON.stringify(emails)],
-    );
+    const rows = await em.execute(`select email from email_suppressions where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`, [
+      projectId,
+      JSON.stringify(emails),
+    ]);
     return new Set(rows.map((r: any) => r.email));
   },
 
@@ -323,7 +333,11 @@ export const emailRepository = {
     );
     return this.recordOutcomes(
       em,
-      claimed.map((r: any) => ({ emailId: r.id, status: 'FAILED' as const, error: r.error && r.error !== reason ? `${reason}; last error: ${r.error}` : reason })),
+      claimed.map((r: any) => ({
+        emailId: r.id,
+        status: 'FAILED' as const,
+        error: r.error && r.error !== reason ? `${reason}; last error: ${r.error}` : reason,
+      })),
     );
   },
 
@@ -332,7 +346,11 @@ export const emailRepository = {
    * workflow that should own them: what an API process that died between recording and
    * scheduling leaves behind.
    */
-  async findUnattempted(em: EntityManager, olderThanSeconds: number, limit: number): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
+  async findUnattempted(
+    em: EntityManager,
+    olderThanSeconds: number,
+    limit: number,
+  ): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
     const rows = await em.execute(
       `select id, project_id, delivery_workflow_id from emails
        -- A campaign's emails belong to its own durable workflow, which a cancel may stop on purpose.

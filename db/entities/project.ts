@@ -17,7 +17,11 @@ export const ProjectSchema = defineEntity({
     /** Campaign mail per second this project's relay takes; null = CAMPAIGN_RATE_PER_SECOND. */
     campaignRatePerSecond: p.integer().nullable().fieldName('campaign_rate_per_second'),
     createdAt: p.datetime().columnType('timestamptz').defaultRaw('now()'),
-    updatedAt: p.datetime().columnType('timestamptz').defaultRaw('now()').onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .columnType('timestamptz')
+      .defaultRaw('now()')
+      .onUpdate(() => new Date()),
   },
 });
 export type Project = InferEntity<typeof ProjectSchema>;

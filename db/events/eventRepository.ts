@@ -37,11 +37,7 @@ export const eventRepository = {
    * the newest subscription event of a contact is always the one that decided its state.
    * Keyset-paginated on seq: `after` is the seq of the last event served.
    */
-  async list(
-    em: EntityManager,
-    projectId: string,
-    q: { limit: number; name?: string; contactId?: string; after?: string; withTotal: boolean },
-  ) {
+  async list(em: EntityManager, projectId: string, q: { limit: number; name?: string; contactId?: string; after?: string; withTotal: boolean }) {
     const where = ['project_id = ?'];
     const params: unknown[] = [projectId];
     if (q.name) {

@@ -74,7 +74,5 @@ export class EventTriggers {
 
 /** The process's event triggers; a listener that fails is logged with the event ids it was given. */
 export function createEventTriggers(logger: { error: (obj: object, msg: string) => void }): EventTriggers {
-  return new EventTriggers((err, batch) =>
-    logger.error({ err, projectId: batch.projectId, eventIds: batch.events.map((e) => e.id) }, 'event listener failed'),
-  );
+  return new EventTriggers((err, batch) => logger.error({ err, projectId: batch.projectId, eventIds: batch.events.map((e) => e.id) }, 'event listener failed'));
 }

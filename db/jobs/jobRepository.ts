@@ -100,7 +100,11 @@ export const jobRepository = {
 
   /** Terminal states are final: a late retry of a finished job changes nothing. */
   async finish(em: EntityManager, id: string, status: 'COMPLETED' | 'FAILED' | 'CANCELLED', error?: string): Promise<void> {
-    await em.execute(`update jobs set status = ?, error = ?, completed_at = now() where id = ? and status in ('QUEUED', 'RUNNING')`, [status, error ?? null, id]);
+    await em.execute(`update jobs set status = ?, error = ?, completed_at = now() where id = ? and status in ('QUEUED', 'RUNNING')`, [
+      status,
+      error ?? null,
+      id,
+    ]);
   },
 
   /**

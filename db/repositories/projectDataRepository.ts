@@ -6,16 +6,48 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * column is either listed here or deliberately kept.
  */
 // Order matters only for readability: every reference cascades.
-export const projectDataTables = ['workflow_executions', 'campaigns', 'segments', 'emails', 'email_attachment_sets', 'email_suppressions', 'events', 'job_uploads', 'jobs', 'contacts', 'idempotency_keys', 'rate_limit_seconds', 'outbox_messages',
+export const projectDataTables = [
+  'workflow_executions',
+  'campaigns',
+  'segments',
+  'emails',
+  'email_attachment_sets',
+  'email_suppressions',
+  'events',
+  'job_uploads',
+  'jobs',
+  'contacts',
+  'idempotency_keys',
+  'rate_limit_seconds',
+  'outbox_messages',
   // The analytics rollups count what the wiped rows did: a reset starts the dashboards over too.
-  'analytics_email_hourly', 'analytics_email_daily', 'analytics_campaign_counts', 'analytics_event_hourly', 'analytics_event_daily', 'analytics_workflow_hourly', 'analytics_workflow_daily'] as const;
+  'analytics_email_hourly',
+  'analytics_email_daily',
+  'analytics_campaign_counts',
+  'analytics_event_hourly',
+  'analytics_event_daily',
+  'analytics_workflow_hourly',
+  'analytics_workflow_daily',
+] as const;
 // Sender domains, templates and automation workflows are set-up, like keys: a reset does not make
 // the owner redo their DNS records or rebuild their templates and workflows (their executions,
 // like the contacts they ran for, are data and go). Uploaded images stay with the templates whose
 // bodies link to them (and with mail already sent that shows them).
 // Billing is kept too: caps are set-up, and the month's usage, the subscription, the reports owed
 // to Stripe and the events applied are the account's, not data a reset may take back.
-export const projectTablesKeptOnReset = ['projects', 'project_members', 'domains', 'templates', 'workflows', 'uploads', 'billing_limits', 'billing_usage', 'billing_accounts', 'billing_usage_reports', 'stripe_events'] as const;
+export const projectTablesKeptOnReset = [
+  'projects',
+  'project_members',
+  'domains',
+  'templates',
+  'workflows',
+  'uploads',
+  'billing_limits',
+  'billing_usage',
+  'billing_accounts',
+  'billing_usage_reports',
+  'stripe_events',
+] as const;
 
 export const projectDataRepository = {
   /** Wipes the project's data in one transaction: all of it or none. */

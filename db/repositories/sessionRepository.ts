@@ -18,10 +18,10 @@ export const sessionRepository = {
 
   /** The session's user, in one round trip; null when the session was ended or has expired. */
   async findUser(em: EntityManager, sessionId: string, userId: string): Promise<User | null> {
-    const rows = await em.execute(
-      `select u.* from sessions s join users u on u.id = s.user_id where s.id = ? and s.user_id = ? and s.expires_at > now()`,
-      [sessionId, userId],
-    );
+    const rows = await em.execute(`select u.* from sessions s join users u on u.id = s.user_id where s.id = ? and s.user_id = ? and s.expires_at > now()`, [
+      sessionId,
+      userId,
+    ]);
     return rows.length ? em.map(UserSchema, rows[0]) : null;
   },
 

@@ -17,9 +17,7 @@ const TOKEN_TTL_MS: Record<UserTokenPurpose, number> = { VERIFY_EMAIL: 24 * 3600
 /** At most this many mails of one purpose to one account per window (issue 13): a request beyond is answered the same and mails nothing. */
 export const ACCOUNT_MAIL_LIMIT = { mails: 3, windowMinutes: 15 } as const;
 
-export type IssueTokenResult =
-  | { issued: true; tokenId: string }
-  | { issued: false; reason: 'NO_ACCOUNT' | 'ALREADY_VERIFIED' | 'MAIL_LIMIT_REACHED' };
+export type IssueTokenResult = { issued: true; tokenId: string } | { issued: false; reason: 'NO_ACCOUNT' | 'ALREADY_VERIFIED' | 'MAIL_LIMIT_REACHED' };
 
 export const userRepository = {
   async findByEmail(em: EntityManager, email: string): Promise<User | null> {
@@ -32,10 +30,10 @@ export const userRepository = {
 
   /** Inserts the user; null when the email is already taken (concurrent signups included). */
   async create(em: EntityManager, email: string, passwordHash: string): Promise<User | null> {
-    const rows = await em.execute<Array<{ id: string }>>(
-      `insert into users (email, password_hash) values (?, ?) on conflict (email) do nothing returning id`,
-      [email, passwordHash],
-    );
+    const rows = await em.execute<Array<{ id: string }>>(`insert into users (email, password_hash) values (?, ?) on conflict (email) do nothing returning id`, [
+      email,
+      passwordHash,
+    ]);
     if (!rows.length) return null;
     return em.findOneOrFail(UserSchema, { id: rows[0].id });
   },
@@ -69,10 +67,13 @@ export const userRepository = {
       if (purpose === 'RESET_PASSWORD') {
         await tx.execute(`update user_tokens set used_at = now() where user_id = ? and purpose = 'RESET_PASSWORD' and used_at is null`, [user.id]);
       }
-      await tx.execute(
-        `insert into user_tokens (id, user_id, purpose, token_hash, expires_at) values (?, ?, ?, ?, now() + make_interval(secs => ?))`,
-        [tokenId, user.id, purpose, sha256Hex(deriveUserToken(secret, tokenId)), TOKEN_TTL_MS[purpose] / 1000],
-      );
+      await tx.execute(`insert into user_tokens (id, user_id, purpose, token_hash, expires_at) values (?, ?, ?, ?, now() + make_interval(secs => ?))`, [
+        tokenId,
+        user.id,
+        purpose,
+        sha256Hex(deriveUserToken(secret, tokenId)),
+        TOKEN_TTL_MS[purpose] / 1000,
+      ]);
       return { issued: true, tokenId } as const;
     });
   },
@@ -97,10 +98,10 @@ export const userRepository = {
     return em.transactional(async (tx) => {
       const consumed = await userRepository.consumeToken(tx, rawToken, 'RESET_PASSWORD');
       if (!consumed) return null;
-      await tx.execute(
-        `update users set password_hash = ?, email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ?`,
-        [passwordHash, consumed.userId],
-      );
+      await tx.execute(`update users set password_hash = ?, email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ?`, [
+        passwordHash,
+        consumed.userId,
+      ]);
       await tx.execute(`update user_tokens set used_at = now() where user_id = ? and used_at is null`, [consumed.userId]);
       await sessionRepository.endAllOfUser(tx, consumed.userId);
       return { userId: consumed.userId };

@@ -47,8 +47,14 @@ export async function reconcileTrackedSegment(
   params.push(
     segment.id, // added
     segment.id, // removed
-    segment.projectId, entryEventName(segment.slug), eventData, options.emitEvents, // entered
-    segment.projectId, exitEventName(segment.slug), eventData, options.emitEvents, // exited
+    segment.projectId,
+    entryEventName(segment.slug),
+    eventData,
+    options.emitEvents, // entered
+    segment.projectId,
+    exitEventName(segment.slug),
+    eventData,
+    options.emitEvents, // exited
     segment.id, // counted
   );
   const [row] = await em.execute(
@@ -89,6 +95,11 @@ export async function reconcileTrackedSegment(
   return {
     added: row.added,
     removed: row.removed,
-    events: (parse(row.events) as Array<Record<string, string>>).map((e) => ({ id: e.id, name: e.name, contactId: e.contactId, createdAt: new Date(e.createdAt) })),
+    events: (parse(row.events) as Array<Record<string, string>>).map((e) => ({
+      id: e.id,
+      name: e.name,
+      contactId: e.contactId,
+      createdAt: new Date(e.createdAt),
+    })),
   };
 }

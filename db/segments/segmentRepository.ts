@@ -55,7 +55,11 @@ export function serializeSegment(segment: SegmentRow) {
 
 /** Contract section 6: the name lower-cased, spaces turned into hyphens, other non-word characters dropped. */
 export function slugOf(name: string): string {
-  const slug = name.toLowerCase().trim().replace(/\s+/g, '-').replace(/[^\w-]/g, '');
+  const slug = name
+    .toLowerCase()
+    .trim()
+    .replace(/\s+/g, '-')
+    .replace(/[^\w-]/g, '');
   return slug || 'segment';
 }
 
@@ -78,7 +82,14 @@ const FIELD_UNDER = 'lax $.** ? (@.field == $f || @.field starts with $prefix)';
 export const segmentRepository = {
   async create(
     em: EntityManager,
-    input: { projectId: string; name: string; description: string | null; type: 'DYNAMIC' | 'STATIC'; condition: ConditionTree | null; trackMembership: boolean },
+    input: {
+      projectId: string;
+      name: string;
+      description: string | null;
+      type: 'DYNAMIC' | 'STATIC';
+      condition: ConditionTree | null;
+      trackMembership: boolean;
+    },
   ): Promise<SegmentRow> {
     const base = slugOf(input.name);
     // Slugs are unique per project: a taken one gets -2, -3, ... (the unique index decides races).
@@ -153,7 +164,8 @@ export const segmentRepository = {
     } else if (segment.type === 'DYNAMIC' && isTracked(current)) {
       await em.execute(`delete from segment_members where segment_id = ?`, [segment.id]);
     }
-    if (segment.type === 'DYNAMIC' && (changes.condition || changes.trackMembership !== undefined)) segment = (await segmentRepository.refreshCount(em, segment))!;
+    if (segment.type === 'DYNAMIC' && (changes.condition || changes.trackMembership !== undefined))
+      segment = (await segmentRepository.refreshCount(em, segment))!;
     return { segment, events };
   },
 
@@ -224,10 +236,12 @@ export const segmentRepository = {
   async members(em: EntityManager, segment: SegmentRow, page: number, pageSize: number) {
     const { sql, params } = await liveMemberFilter(em, segment);
     const [{ n: total }] = await em.execute(`select count(*)::int as n from contacts c where c.project_id = ? and ${sql}`, [segment.projectId, ...params]);
-    const rows = await em.execute(
-      `select c.* from contacts c where c.project_id = ? and ${sql} order by c.created_at desc, c.id desc limit ? offset ?`,
-      [segment.projectId, ...params, pageSize, (page - 1) * pageSize],
-    );
+    const rows = await em.execute(`select c.* from contacts c where c.project_id = ? and ${sql} order by c.created_at desc, c.id desc limit ? offset ?`, [
+      segment.projectId,
+      ...params,
+      pageSize,
+      (page - 1) * pageSize,
+    ]);
     return { contacts: rows.map(toContact), total };
   },
 
@@ -314,11 +328,7 @@ export const segmentRepository = {
    * Adds contacts (by email) to a static segment; missing contacts are created when asked
    * (subscribed as given, else true). A tracked static segment records entry events.
    */
-  async addMembers(
-    em: EntityManager,
-    segment: SegmentRow,
-    contactIds: string[],
-  ): Promise<{ added: number; events: RecordedEvent[] }> {
+  async addMembers(em: EntityManager, segment: SegmentRow, contactIds: string[]): Promise<{ added: number; events: RecordedEvent[] }> {
     const rows = await em.execute(
       `with added as (
          insert into segment_members (segment_id, contact_id)

@@ -37,7 +37,12 @@ export class TrackedSegmentUpdates {
     private readonly logger: Logger,
   ) {
     this.unsubscribe = [
-      triggers.subscribe(async ({ projectId, events }) => this.enqueue(projectId, events.map((e) => e.contactId))),
+      triggers.subscribe(async ({ projectId, events }) =>
+        this.enqueue(
+          projectId,
+          events.map((e) => e.contactId),
+        ),
+      ),
       triggers.subscribeContactChanges(async ({ projectId, contactIds }) => this.enqueue(projectId, contactIds)),
     ];
   }

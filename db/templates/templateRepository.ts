@@ -93,7 +93,6 @@ const columns: Record<keyof TemplateFields, string> = {
 // Names sort as a person reads a list: case does not split "apple" from "Banana".
 const sortExpression: Record<TemplateSort, string> = { name: 'lower(name)', createdAt: 'created_at', updatedAt: 'updated_at' };
 
-
 export const templateRepository = {
   async create(em: EntityManager, projectId: string, fields: TemplateFields): Promise<TemplateRow> {
     const rows = await em.execute(

@@ -48,4 +48,4 @@ export function parseConditionStepField(field: string): ConditionStepField | nul
 }
 
 export const CONDITION_STEP_FIELD_HELP =
-  'field must be contact.email, contact.subscribed, contact.createdAt, contact.updatedAt, contact.data.<key>, data.<key> (the contact\'s data) or event.<key> (the event data of the execution)';
+  "field must be contact.email, contact.subscribed, contact.createdAt, contact.updatedAt, contact.data.<key>, data.<key> (the contact's data) or event.<key> (the event data of the execution)";

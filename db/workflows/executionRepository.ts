@@ -386,10 +386,11 @@ export const executionRepository = {
       where.push('status = ?');
       params.push(q.status);
     }
-    const rows = await em.execute(
-      `select * from workflow_executions where ${where.join(' and ')} order by started_at desc, id desc limit ? offset ?`,
-      [...params, q.pageSize, (q.page - 1) * q.pageSize],
-    );
+    const rows = await em.execute(`select * from workflow_executions where ${where.join(' and ')} order by started_at desc, id desc limit ? offset ?`, [
+      ...params,
+      q.pageSize,
+      (q.page - 1) * q.pageSize,
+    ]);
     const [{ n }] = await em.execute(`select count(*)::int as n from workflow_executions where ${where.join(' and ')}`, params);
     return { executions: rows.map(toExecution), total: n as number };
   },
@@ -504,10 +505,10 @@ export const executionRepository = {
 
   /** Steps the walk was in when the execution ended from outside (a cancel): their rows end too. */
   async closeOpenSteps(em: EntityManager, executionId: string, status: 'CANCELLED' | 'FAILED'): Promise<void> {
-    await em.execute(
-      `update workflow_execution_steps set status = ?, completed_at = now() where execution_id = ? and status in ('RUNNING', 'WAITING')`,
-      [status, executionId],
-    );
+    await em.execute(`update workflow_execution_steps set status = ?, completed_at = now() where execution_id = ? and status in ('RUNNING', 'WAITING')`, [
+      status,
+      executionId,
+    ]);
   },
 };
 

@@ -101,7 +101,11 @@ export function graphProblems(steps: readonly GraphStep[], transitions: readonly
   if (!trigger) {
     problems.push({ kind: 'missing_trigger', message: 'The workflow has no TRIGGER step' });
   } else if (!(outgoing.get(trigger.id) ?? []).length) {
-    problems.push({ kind: 'empty_workflow', stepId: trigger.id, message: 'The TRIGGER step leads nowhere: add a step and a transition from the TRIGGER to it' });
+    problems.push({
+      kind: 'empty_workflow',
+      stepId: trigger.id,
+      message: 'The TRIGGER step leads nowhere: add a step and a transition from the TRIGGER to it',
+    });
   }
 
   for (const step of steps) {
@@ -140,11 +144,19 @@ export function graphProblems(steps: readonly GraphStep[], transitions: readonly
       if (hasTimeout(step) && !timeoutEdge) {
         problems.push({ kind: 'wait_timeout_edge_missing', stepId: step.id, message: `${name(step)} has a timeout but no TIMEOUT transition` });
       } else if (!hasTimeout(step) && timeoutEdge) {
-        problems.push({ kind: 'wait_timeout_edge_without_timeout', stepId: step.id, message: `${name(step)} has a TIMEOUT transition but no timeout in its config` });
+        problems.push({
+          kind: 'wait_timeout_edge_without_timeout',
+          stepId: step.id,
+          message: `${name(step)} has a TIMEOUT transition but no timeout in its config`,
+        });
       }
     }
     if (edgeLabelKind(step.type) === 'none' && out.length > 1) {
-      problems.push({ kind: 'too_many_exits', stepId: step.id, message: `${name(step)} has ${out.length} transitions out of it; a step of this kind has one next step` });
+      problems.push({
+        kind: 'too_many_exits',
+        stepId: step.id,
+        message: `${name(step)} has ${out.length} transitions out of it; a step of this kind has one next step`,
+      });
     }
     if (step.type === 'SEND_EMAIL' && step.templateAvailable === false) {
       problems.push({ kind: 'template_missing', stepId: step.id, message: `${name(step)} sends a template that no longer exists in this project` });

@@ -260,10 +260,10 @@ export const workflowRepository = {
     if (changes.eventName !== undefined) columns.push(['trigger_event_name', changes.eventName]);
     if (changes.enabled !== undefined) columns.push(['enabled', changes.enabled]);
     if (changes.allowReentry !== undefined) columns.push(['allow_reentry', changes.allowReentry]);
-    const rows = await tx.execute(
-      `update workflows set ${[...columns.map(([c]) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? returning *`,
-      [...columns.map(([, v]) => v), id],
-    );
+    const rows = await tx.execute(`update workflows set ${[...columns.map(([c]) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? returning *`, [
+      ...columns.map(([, v]) => v),
+      id,
+    ]);
     return toWorkflow(rows[0]);
   },
 
@@ -345,11 +345,13 @@ export const workflowRepository = {
   async deleteStep(tx: EntityManager, workflowId: string, stepId: string, splice: boolean): Promise<TransitionRow[] | null> {
     const steps = await tx.execute(`select * from workflow_steps where workflow_id = ? and id = ? for update`, [workflowId, stepId]);
     if (!steps.length) return null;
-    const edges = (await tx.execute(`select * from workflow_transitions where workflow_id = ? and (from_step_id = ? or to_step_id = ?) order by created_at, id`, [
-      workflowId,
-      stepId,
-      stepId,
-    ])).map(toTransition);
+    const edges = (
+      await tx.execute(`select * from workflow_transitions where workflow_id = ? and (from_step_id = ? or to_step_id = ?) order by created_at, id`, [
+        workflowId,
+        stepId,
+        stepId,
+      ])
+    ).map(toTransition);
     await tx.execute(`delete from workflow_steps where id = ?`, [stepId]);
     if (!splice) return [];
     const outgoing = edges.filter((t) => t.fromStepId === stepId);

@@ -72,8 +72,7 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
   return {
     servers: options.servers,
     txt: (hostname) => ask('TXT', hostname, async () => (await resolver.resolveTxt(hostname)).map((chunks) => chunks.join(''))),
-    mx: (hostname) =>
-      ask('MX', hostname, async () => (await resolver.resolveMx(hostname)).sort((x, y) => x.priority - y.priority)),
+    mx: (hostname) => ask('MX', hostname, async () => (await resolver.resolveMx(hostname)).sort((x, y) => x.priority - y.priority)),
     a: (hostname) => ask('A', hostname, () => resolver.resolve4(hostname)),
     aaaa: (hostname) => ask('AAAA', hostname, () => resolver.resolve6(hostname)),
     ns: (hostname) => ask('NS', hostname, () => resolver.resolveNs(hostname)),
@@ -91,7 +90,10 @@ export function dnsResolverFromConfig(config: Pick<Config, 'dnsServers' | 'dnsTi
  */
 export function parseDnsServers(value: string | undefined): { servers: string[] } | { invalid: string } {
   const servers: string[] = [];
-  for (const raw of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const server = normaliseServer(raw);
     if (!server) return { invalid: raw };
     servers.push(server);

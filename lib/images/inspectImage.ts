@@ -62,7 +62,9 @@ export function inspectImage(bytes: Buffer): InspectedImage {
     const seen = signatures[0]?.mime ?? signatures[0]?.typename;
     throw new ImageRejection(
       'UNSUPPORTED_IMAGE_TYPE',
-      seen ? `The file is ${seen}, not an image Mailroom accepts (PNG, JPEG, GIF or WebP)` : 'The file is not an image Mailroom accepts (PNG, JPEG, GIF or WebP)',
+      seen
+        ? `The file is ${seen}, not an image Mailroom accepts (PNG, JPEG, GIF or WebP)`
+        : 'The file is not an image Mailroom accepts (PNG, JPEG, GIF or WebP)',
     );
   }
   let size: ReturnType<typeof imageSize>;

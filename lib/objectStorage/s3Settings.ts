@@ -34,7 +34,9 @@ const DEFAULT_REGION = 'us-east-1';
  * The two ways are exclusive, so there is never a question of which value wins.
  */
 export function s3SettingsFromEnv(env: S3Env): { s3: S3Settings | null } | { problem: string } {
-  const separate = (['endpoint', 'bucket', 'region', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'keyPrefix'] as const).filter((k) => env[k] !== undefined);
+  const separate = (['endpoint', 'bucket', 'region', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'keyPrefix'] as const).filter(
+    (k) => env[k] !== undefined,
+  );
   if (env.url !== undefined) {
     if (separate.length) return { problem: 'S3_URL: set either S3_URL or the separate S3_* variables, not both' };
     return fromUrl(env.url);
@@ -68,7 +70,15 @@ function fromUrl(value: string): { s3: S3Settings } | { problem: string } {
   const pathStyle = url.searchParams.get('forcePathStyle');
   if (pathStyle !== null && pathStyle !== 'true' && pathStyle !== 'false') return { problem: 'S3_URL: forcePathStyle must be true or false' };
   if (url.protocol === 's3:') {
-    return build({ endpoint: undefined, bucket: url.hostname, region, accessKeyId, secretAccessKey, forcePathStyle: pathStyle === null ? undefined : pathStyle === 'true', keyPrefix: path.join('/') });
+    return build({
+      endpoint: undefined,
+      bucket: url.hostname,
+      region,
+      accessKeyId,
+      secretAccessKey,
+      forcePathStyle: pathStyle === null ? undefined : pathStyle === 'true',
+      keyPrefix: path.join('/'),
+    });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: 'S3_URL: the scheme must be s3, http or https' };
   const [bucket, ...prefix] = path;

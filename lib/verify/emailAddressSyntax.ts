@@ -8,9 +8,7 @@ import { parseDomainName } from '../../db/domains/domainName';
  * every hop. Surrounding spaces are trimmed and the address lower-cased, as Mailroom stores
  * addresses; control characters (CR, LF…) are refused wherever they stand, not trimmed away.
  */
-export type ParsedEmailAddress =
-  | { ok: true; address: string; localPart: string; domain: string }
-  | { ok: false; address: string; reason: string };
+export type ParsedEmailAddress = { ok: true; address: string; localPart: string; domain: string } | { ok: false; address: string; reason: string };
 
 /** RFC 5322 atext: what a dot-atom local part may hold between its dots. */
 const atom = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+$/;

@@ -62,7 +62,8 @@ export async function verifyEmailAddress(dns: DnsResolver, input: string): Promi
   const reasons: string[] = [];
   const failed = (what: string) => found.failures.find((f) => f.what === what);
   const nsFailure = failed('nameservers');
-  if (nsFailure) reasons.push(`Could not look up the nameservers of ${domain} (DNS lookup failed: ${nsFailure.code}), so the domain is reported as not existing`);
+  if (nsFailure)
+    reasons.push(`Could not look up the nameservers of ${domain} (DNS lookup failed: ${nsFailure.code}), so the domain is reported as not existing`);
   else if (!found.domainExists) reasons.push(`The domain ${domain} does not exist (it has no nameservers)`);
   const mxFailure = failed('MX records');
   if (mxFailure) reasons.push(`Could not look up the MX records of ${domain} (DNS lookup failed: ${mxFailure.code}), so it is reported as having none`);

@@ -39,12 +39,7 @@ async function settle<T>(lookup: Promise<T[]>): Promise<Outcome<T>> {
 const records = <T>(outcome: Outcome<T>): T[] => ('records' in outcome ? outcome.records : []);
 
 export async function lookUpMailDomain(dns: DnsResolver, domain: string): Promise<MailDomainDns> {
-  const [ns, mx, a, aaaa] = await Promise.all([
-    settle(dns.ns(domain)),
-    settle(dns.mx(domain)),
-    settle(dns.a(domain)),
-    settle(dns.aaaa(domain)),
-  ]);
+  const [ns, mx, a, aaaa] = await Promise.all([settle(dns.ns(domain)), settle(dns.mx(domain)), settle(dns.a(domain)), settle(dns.aaaa(domain))]);
   const failures: MailDomainDns['failures'] = [];
 
   const exchanges = records(mx);

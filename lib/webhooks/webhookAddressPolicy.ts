@@ -51,7 +51,10 @@ export function isMetadataHostname(hostname: string): boolean {
 /** The network CIDR list of WEBHOOK_ALLOWED_NETWORKS, or the first entry that is not a CIDR block. */
 export function parseAllowedNetworks(value: string | undefined): { networks: string[] } | { invalid: string } {
   const networks: string[] = [];
-  for (const entry of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     try {
       const [address, bits] = ipaddr.parseCIDR(entry);
       networks.push(`${address.toString()}/${bits}`);

@@ -81,15 +81,7 @@ export interface WebhookResponse {
  * - BAD_REDIRECT / TOO_MANY_REDIRECTS: a redirect that cannot be followed, or more than maxRedirects (not retryable).
  */
 export type WebhookErrorKind =
-  | 'INVALID_REQUEST'
-  | 'ADDRESS_REFUSED'
-  | 'DNS_FAILURE'
-  | 'NETWORK_ERROR'
-  | 'TIMEOUT'
-  | 'TLS_ERROR'
-  | 'HTTP_ERROR'
-  | 'BAD_REDIRECT'
-  | 'TOO_MANY_REDIRECTS';
+  'INVALID_REQUEST' | 'ADDRESS_REFUSED' | 'DNS_FAILURE' | 'NETWORK_ERROR' | 'TIMEOUT' | 'TLS_ERROR' | 'HTTP_ERROR' | 'BAD_REDIRECT' | 'TOO_MANY_REDIRECTS';
 
 export interface WebhookErrorDetails {
   /** The URL of the hop that failed. */
@@ -194,7 +186,8 @@ export function checkWebhookHeaders(headers: Record<string, string> | undefined)
     if (!headerNamePattern.test(name)) throw invalid(`"${name.slice(0, 100)}" is not a valid header name`);
     if (reservedHeaders.has(name.toLowerCase())) throw invalid(`The ${name} header is set by Mailroom and cannot be configured`);
     if (typeof value !== 'string') throw invalid(`The value of header ${name} must be a string`);
-    if (value.length > webhookLimits.maxHeaderValueLength) throw invalid(`The value of header ${name} is longer than ${webhookLimits.maxHeaderValueLength} characters`);
+    if (value.length > webhookLimits.maxHeaderValueLength)
+      throw invalid(`The value of header ${name} is longer than ${webhookLimits.maxHeaderValueLength} characters`);
     if (!headerValuePattern.test(value)) {
       throw invalid(`The value of header ${name} contains CR, LF or other control characters, or characters beyond Latin-1`);
     }

@@ -55,7 +55,11 @@ export async function deliverRecordedEmails(
   const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
   const dkimKeys = new Map<string, DkimSigningKey | null>();
   const known = options.justRecorded?.senderDomain;
-  if (known) dkimKeys.set(signingKeyCacheKey(known.projectId, known.fromAddress), known.domain ? domainRepository.dkimSigningKey(services.config.secret, known.domain) : null);
+  if (known)
+    dkimKeys.set(
+      signingKeyCacheKey(known.projectId, known.fromAddress),
+      known.domain ? domainRepository.dkimSigningKey(services.config.secret, known.domain) : null,
+    );
   const attachmentSets = new Map<string, EmailAttachment[]>();
   // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
   // untouched rather than held.
@@ -107,7 +111,9 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
     const marketing = list.filter((e) => e.type === 'MARKETING' && e.contactId);
     const unsubscribed = new Set<string>();
     if (marketing.length) {
-      const rows = await em.execute(`select id from contacts where id = any(?::uuid[]) and not subscribed`, [`{${marketing.map((e) => e.contactId).join(',')}}`]);
+      const rows = await em.execute(`select id from contacts where id = any(?::uuid[]) and not subscribed`, [
+        `{${marketing.map((e) => e.contactId).join(',')}}`,
+      ]);
       for (const r of rows as Array<{ id: string }>) unsubscribed.add(r.id);
     }
     for (const email of list) {

@@ -49,8 +49,7 @@ export function emailLinks(publicUrl: string, secret: string, ids: { emailId: st
   const emailToken = signLinkToken(secret, 'open', ids.emailId);
   return {
     openPixelUrl: `${publicUrl}/t/o/${emailToken}.gif`,
-    clickUrl: (target) =>
-      `${publicUrl}/t/c/${ids.emailId}?url=${encodeURIComponent(target)}&sig=${clickSignature(secret, ids.emailId, target)}`,
+    clickUrl: (target) => `${publicUrl}/t/c/${ids.emailId}?url=${encodeURIComponent(target)}&sig=${clickSignature(secret, ids.emailId, target)}`,
     unsubscribeUrl: `${publicUrl}/unsubscribe/${contactToken}`,
     subscribeUrl: `${publicUrl}/subscribe/${contactToken}`,
     manageUrl: `${publicUrl}/manage/${contactToken}`,

@@ -85,4 +85,3 @@ export function findLandmarks(html: string): HtmlLandmarks {
   tokenizer.end();
   return { hrefs, bodyClose, maxDepth };
 }
-

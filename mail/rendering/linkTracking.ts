@@ -40,8 +40,10 @@ export function openPixel(links: EmailLinks): string {
 /** Whether a link is one of the recipient's own pages (or already a tracked click): never tracked. */
 function isOwnLink(target: string, links: EmailLinks): boolean {
   const clickPrefix = links.clickUrl('').split('?')[0];
-  return [links.unsubscribeUrl, links.subscribeUrl, links.manageUrl].some((own) => target === own || target.startsWith(`${own}?`) || target.startsWith(`${own}#`))
-    || target.startsWith(`${clickPrefix}?`);
+  return (
+    [links.unsubscribeUrl, links.subscribeUrl, links.manageUrl].some((own) => target === own || target.startsWith(`${own}?`) || target.startsWith(`${own}#`)) ||
+    target.startsWith(`${clickPrefix}?`)
+  );
 }
 
 /**

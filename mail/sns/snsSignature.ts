@@ -44,7 +44,8 @@ const SIGNED_FIELDS: Record<SnsMessageType, Array<keyof SnsMessage>> = {
 export function parseSnsMessage(value: unknown): SnsMessage {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SnsMessageError('The body is not an SNS message (a JSON object)');
   const body = value as Record<string, unknown>;
-  if (typeof body.Type !== 'string' || !TYPES.has(body.Type)) throw new SnsMessageError('Type must be Notification, SubscriptionConfirmation or UnsubscribeConfirmation');
+  if (typeof body.Type !== 'string' || !TYPES.has(body.Type))
+    throw new SnsMessageError('Type must be Notification, SubscriptionConfirmation or UnsubscribeConfirmation');
   const type = body.Type as SnsMessageType;
   const required = ['MessageId', 'TopicArn', 'Message', 'Timestamp', 'SignatureVersion', 'Signature', 'SigningCertURL'];
   if (type !== 'Notification') required.push('Token', 'SubscribeURL');

@@ -161,7 +161,10 @@ describe('mail limits per address', () => {
     await accountMailRunsFinished();
     const [issued] = await stack.orm.em
       .fork()
-      .execute(`select count(*)::int as n, count(*) filter (where used_at is null)::int as open from user_tokens where user_id = ? and purpose = 'RESET_PASSWORD'`, [account.userId]);
+      .execute(
+        `select count(*)::int as n, count(*) filter (where used_at is null)::int as open from user_tokens where user_id = ? and purpose = 'RESET_PASSWORD'`,
+        [account.userId],
+      );
     expect(issued).toEqual({ n: 3, open: 1 });
     // A token retired before its mail went out is not mailed, so 1 to 3 mails arrive; never more.
     const mails = mailsTo(account.email, RESET_SUBJECT);

@@ -74,7 +74,9 @@ describe('a login flood', () => {
     const http = new HttpClient(apiUrl);
     // A running API, not a cold one: its login path compiled, its health check answered once.
     for (let i = 0; i < 5; i++) {
-      expect((await http.post('/auth/login', { email: account.email, password: account.password }, { headers: { 'X-Forwarded-For': clientAddress() } })).status).toBe(200);
+      expect(
+        (await http.post('/auth/login', { email: account.email, password: account.password }, { headers: { 'X-Forwarded-For': clientAddress() } })).status,
+      ).toBe(200);
     }
     expect((await http.get('/health')).status).toBe(200);
     const healthLatencies: number[] = [];
@@ -141,7 +143,9 @@ describe('login throttle', () => {
     expect((await login(account.email, account.password, from)).status).toBe(200);
 
     // After the window the pair may try again.
-    await stack.orm.em.fork().execute(`update login_failures_by_account_address set last_failed_at = last_failed_at - interval '16 minutes' where email = ?`, [victim.email]);
+    await stack.orm.em
+      .fork()
+      .execute(`update login_failures_by_account_address set last_failed_at = last_failed_at - interval '16 minutes' where email = ?`, [victim.email]);
     expect((await login(victim.email, victim.password, from)).status).toBe(200);
   });
 
@@ -184,7 +188,11 @@ describe('login throttle', () => {
     const user = await signUp(stack.http);
     const proxyHop = clientAddress();
     for (let i = 0; i < 10; i++) {
-      const res = await stack.http.post('/auth/login', { email: user.email, password: 'wrong' }, { headers: { 'X-Forwarded-For': `10.9.9.${i}, ${proxyHop}` } });
+      const res = await stack.http.post(
+        '/auth/login',
+        { email: user.email, password: 'wrong' },
+        { headers: { 'X-Forwarded-For': `10.9.9.${i}, ${proxyHop}` } },
+      );
       expect(res.status).toBe(401);
     }
     const res = await stack.http.post('/auth/login', { email: user.email, password: 'wrong' }, { headers: { 'X-Forwarded-For': `10.9.9.99, ${proxyHop}` } });

@@ -38,7 +38,7 @@ describe('projects', () => {
     }
   });
 
-  it('sets and lifts the project\'s cap on campaign mail per second', async () => {
+  it("sets and lifts the project's cap on campaign mail per second", async () => {
     const { account, project } = await accountWithProject(stack.http);
     const capped = await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond: 50 }, { cookie: account.cookie });
     expect(capped.status).toBe(200);
@@ -107,8 +107,17 @@ describe('projects', () => {
   it('resets a project: its data goes, the project, keys and members stay', async () => {
     const { account, project } = await accountWithProject(stack.http);
     const em = stack.orm.em.fork();
-    await em.execute(`insert into idempotency_keys (project_id, key, request, expires_at) values (?, 'k1', 'POST /v1/track', now() + interval '1 hour')`, [project.id]);
-    await stack.mail.send({ projectId: project.id, from: 'a@example.com', to: ['b@example.com'], subject: 'hello', text: 'hi', messageId: '<reset-test@mailroom.test>' });
+    await em.execute(`insert into idempotency_keys (project_id, key, request, expires_at) values (?, 'k1', 'POST /v1/track', now() + interval '1 hour')`, [
+      project.id,
+    ]);
+    await stack.mail.send({
+      projectId: project.id,
+      from: 'a@example.com',
+      to: ['b@example.com'],
+      subject: 'hello',
+      text: 'hi',
+      messageId: '<reset-test@mailroom.test>',
+    });
     const member = await signUp(stack.http);
     await stack.http.post(`/projects/${project.id}/members`, { email: member.email }, { cookie: account.cookie });
 
@@ -216,7 +225,9 @@ describe('account mail without SMTP', () => {
   it('is captured in the outbox, belongs to no project, and is not listed at /outbox', async () => {
     const { account, project } = await accountWithProject(stack.http);
     const captured = await eventually(async () => {
-      const rows = await stack.orm.em.fork().execute(`select project_id, to_addresses, subject from outbox_messages where ? = any(to_addresses)`, [account.email]);
+      const rows = await stack.orm.em
+        .fork()
+        .execute(`select project_id, to_addresses, subject from outbox_messages where ? = any(to_addresses)`, [account.email]);
       if (!rows.length) throw new Error('not captured yet');
       return rows[0];
     });

@@ -37,9 +37,18 @@ async function workflowWithExecution(
   contactId: string,
   options: { next: 'SEND_EMAIL' | 'WEBHOOK'; status: string; startedAt?: string; completedAt?: string | null; waitUntil?: string | null; name?: string },
 ) {
-  const [workflow] = await sql(`insert into workflows (project_id, name, trigger_event_name) values (?, ?, 'signed-up') returning id`, [projectId, options.name ?? 'Onboarding']);
-  const [delay] = await sql(`insert into workflow_steps (workflow_id, type, name, config) values (?, 'DELAY', 'Wait a day', '{"amount":1,"unit":"days"}') returning id`, [workflow.id]);
-  const [next] = await sql(`insert into workflow_steps (workflow_id, type, name, config) values (?, ?, 'Welcome mail', '{}') returning id`, [workflow.id, options.next]);
+  const [workflow] = await sql(`insert into workflows (project_id, name, trigger_event_name) values (?, ?, 'signed-up') returning id`, [
+    projectId,
+    options.name ?? 'Onboarding',
+  ]);
+  const [delay] = await sql(
+    `insert into workflow_steps (workflow_id, type, name, config) values (?, 'DELAY', 'Wait a day', '{"amount":1,"unit":"days"}') returning id`,
+    [workflow.id],
+  );
+  const [next] = await sql(`insert into workflow_steps (workflow_id, type, name, config) values (?, ?, 'Welcome mail', '{}') returning id`, [
+    workflow.id,
+    options.next,
+  ]);
   await sql(`insert into workflow_transitions (workflow_id, from_step_id, to_step_id) values (?, ?, ?)`, [workflow.id, delay.id, next.id]);
   const [execution] = await sql(
     `insert into workflow_executions (project_id, workflow_id, contact_id, status, current_step_id, wait_until, started_at, completed_at)
@@ -78,9 +87,13 @@ describe('GET /activity from the records that exist', () => {
     reader = await insertContact(stack, project.id, { email: 'ada@example.org' });
     const tracked = await stack.http.post('/v1/track', { email: 'ada@example.org', event: 'signed-up', data: { plan: 'pro' } }, { key: project.publicKey });
     expect(tracked.status).toBe(200);
-    const sent = await stack.http.post('/v1/send', { to: 'ada@example.org', from: { name: 'Acme', email: `hello@${domain}` }, subject: 'Welcome', body: '<p>Hi <a href="https://example.com/x">x</a></p>' }, {
-      key: project.secretKey,
-    });
+    const sent = await stack.http.post(
+      '/v1/send',
+      { to: 'ada@example.org', from: { name: 'Acme', email: `hello@${domain}` }, subject: 'Welcome', body: '<p>Hi <a href="https://example.com/x">x</a></p>' },
+      {
+        key: project.secretKey,
+      },
+    );
     expect(sent.status).toBe(200);
     emailId = sent.body.data.emails[0].email;
     await eventually(async () => {
@@ -93,12 +106,24 @@ describe('GET /activity from the records that exist', () => {
     await links.unsubscribe();
     // A send to a suppressed address is recorded SUPPRESSED.
     await sql(`insert into email_suppressions (project_id, email, reason) values (?, 'gone@example.org', 'BOUNCE')`, [project.id]);
-    const suppressed = await stack.http.post('/v1/send', { to: 'gone@example.org', from: `hello@${domain}`, subject: 'Lost', body: '<p>x</p>' }, { key: project.secretKey });
+    const suppressed = await stack.http.post(
+      '/v1/send',
+      { to: 'gone@example.org', from: `hello@${domain}`, subject: 'Lost', body: '<p>x</p>' },
+      { key: project.secretKey },
+    );
     expect(suppressed.status).toBe(200);
     // A scheduled campaign.
-    const created = await stack.http.post('/campaigns', { name: 'Winter', subject: 'Winter news', body: '<p>w</p>', from: `news@${domain}`, audienceType: 'ALL' }, { key: project.secretKey });
+    const created = await stack.http.post(
+      '/campaigns',
+      { name: 'Winter', subject: 'Winter news', body: '<p>w</p>', from: `news@${domain}`, audienceType: 'ALL' },
+      { key: project.secretKey },
+    );
     campaignId = created.body.data.id;
-    const scheduled = await stack.http.post(`/campaigns/${campaignId}/send`, { scheduledFor: new Date(Date.now() + 3 * 86400_000).toISOString() }, { key: project.secretKey });
+    const scheduled = await stack.http.post(
+      `/campaigns/${campaignId}/send`,
+      { scheduledFor: new Date(Date.now() + 3 * 86400_000).toISOString() },
+      { key: project.secretKey },
+    );
     expect(scheduled.body.data.status).toBe('SCHEDULED');
     workflow = await workflowWithExecution(project.id, reader.contactId, { next: 'SEND_EMAIL', status: 'COMPLETED', completedAt: new Date().toISOString() });
   }, 120_000);
@@ -166,7 +191,15 @@ describe('GET /activity from the records that exist', () => {
 
   it('stats, recent count, types and the upcoming sends', async () => {
     const stats = await get(project, '/activity/stats');
-    expect(stats.body).toMatchObject({ totalEvents: 1, totalEmailsSent: 1, totalEmailsOpened: 1, totalEmailsClicked: 1, totalWorkflowsStarted: 1, openRate: 100, clickRate: 100 });
+    expect(stats.body).toMatchObject({
+      totalEvents: 1,
+      totalEmailsSent: 1,
+      totalEmailsOpened: 1,
+      totalEmailsClicked: 1,
+      totalWorkflowsStarted: 1,
+      openRate: 100,
+      clickRate: 100,
+    });
     const recent = await get(project, '/activity/recent-count');
     expect(recent.body.count).toBe((await get(project, '/activity')).body.data.length);
 
@@ -192,11 +225,26 @@ describe('GET /activity from the records that exist', () => {
     const waiting = await workflowWithExecution(project.id, reader.contactId, { next: 'SEND_EMAIL', status: 'WAITING', waitUntil: soon, name: 'Nurture' });
     // A wait whose next step does not send, one beyond 30 days, one already due: not listed.
     await workflowWithExecution(project.id, reader.contactId, { next: 'WEBHOOK', status: 'WAITING', waitUntil: soon });
-    await workflowWithExecution(project.id, reader.contactId, { next: 'SEND_EMAIL', status: 'WAITING', waitUntil: new Date(Date.now() + 40 * 86400_000).toISOString() });
-    await workflowWithExecution(project.id, reader.contactId, { next: 'SEND_EMAIL', status: 'WAITING', waitUntil: new Date(Date.now() - 60_000).toISOString() });
+    await workflowWithExecution(project.id, reader.contactId, {
+      next: 'SEND_EMAIL',
+      status: 'WAITING',
+      waitUntil: new Date(Date.now() + 40 * 86400_000).toISOString(),
+    });
+    await workflowWithExecution(project.id, reader.contactId, {
+      next: 'SEND_EMAIL',
+      status: 'WAITING',
+      waitUntil: new Date(Date.now() - 60_000).toISOString(),
+    });
     const upcoming = await get(project, '/activity/upcoming');
     expect(upcoming.body.data).toEqual([
-      expect.objectContaining({ type: 'workflow', executionId: waiting.executionId, workflowName: 'Nurture', stepName: 'Welcome mail', contactEmail: 'ada@example.org', scheduledFor: soon }),
+      expect.objectContaining({
+        type: 'workflow',
+        executionId: waiting.executionId,
+        workflowName: 'Nurture',
+        stepName: 'Welcome mail',
+        contactEmail: 'ada@example.org',
+        scheduledFor: soon,
+      }),
       expect.objectContaining({ type: 'campaign', campaignId, campaignName: 'Winter' }),
     ]);
     expect((await get(project, '/activity/upcoming?limit=1')).body.data).toHaveLength(1);
@@ -219,9 +267,16 @@ describe('GET /activity pagination and window', () => {
       [project.id, ...contacts.map((c) => c.contactId)],
     );
     // Older than the default 30 days.
-    await sql(`insert into events (project_id, contact_id, name, created_at) values (?, ?, 'old-news', now() - interval '45 days')`, [project.id, contacts[0].contactId]);
+    await sql(`insert into events (project_id, contact_id, name, created_at) values (?, ?, 'old-news', now() - interval '45 days')`, [
+      project.id,
+      contacts[0].contactId,
+    ]);
     for (let i = 0; i < 5; i++) {
-      await workflowWithExecution(project.id, contacts[i % 3].contactId, { next: 'SEND_EMAIL', status: 'RUNNING', startedAt: new Date(Date.now() - i * 3 * 3600_000).toISOString() });
+      await workflowWithExecution(project.id, contacts[i % 3].contactId, {
+        next: 'SEND_EMAIL',
+        status: 'RUNNING',
+        startedAt: new Date(Date.now() - i * 3 * 3600_000).toISOString(),
+      });
     }
   });
 

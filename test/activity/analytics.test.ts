@@ -52,7 +52,11 @@ describe('rollups follow every path that changes an email', () => {
     // Subscribed contacts (a send alone creates unsubscribed ones), so the campaign and unsubscribes apply.
     for (const to of recipients) await insertContact(stack, project.id, { email: to });
     for (const to of recipients) {
-      const res = await stack.http.post('/v1/send', { to, from: `news@${domain}`, subject: 'Hi', body: '<p>Hello <a href="https://example.com/a">a</a></p>' }, { key: project.secretKey });
+      const res = await stack.http.post(
+        '/v1/send',
+        { to, from: `news@${domain}`, subject: 'Hi', body: '<p>Hello <a href="https://example.com/a">a</a></p>' },
+        { key: project.secretKey },
+      );
       expect(res.status).toBe(200);
       sent.push({ emailId: res.body.data.emails[0].email, contactId: res.body.data.emails[0].contact.id, to });
     }
@@ -91,7 +95,10 @@ describe('rollups follow every path that changes an email', () => {
     // A campaign test copy counts nowhere.
     expect((await stack.http.post(`/campaigns/${campaignId}/test`, { email: 'tester@example.org' }, { key: project.secretKey })).status).toBe(200);
     await eventually(async () => {
-      const [row] = await sql(`select count(*)::int as n from emails where project_id = ? and campaign_id is null and source = 'CAMPAIGN' and sent_at is not null`, [project.id]);
+      const [row] = await sql(
+        `select count(*)::int as n from emails where project_id = ? and campaign_id is null and source = 'CAMPAIGN' and sent_at is not null`,
+        [project.id],
+      );
       if (row.n !== 1) throw new Error('test copy not sent yet');
     });
 
@@ -101,13 +108,19 @@ describe('rollups follow every path that changes an email', () => {
     const total = (source: string) =>
       Object.entries(direct)
         .filter(([k]) => k.endsWith(source))
-        .reduce((acc, [, v]) => ({ ...acc, ...Object.fromEntries(Object.entries(v).map(([m, n]) => [m, ((acc as any)[m] ?? 0) + n])) }), {} as Record<string, number>);
+        .reduce(
+          (acc, [, v]) => ({ ...acc, ...Object.fromEntries(Object.entries(v).map(([m, n]) => [m, ((acc as any)[m] ?? 0) + n])) }),
+          {} as Record<string, number>,
+        );
     // What the direct count says, spelled out: the definitions at work.
     expect(total('TRANSACTIONAL')).toEqual({ sent: 8, delivered: 4, opened: 3, clicked: 2, bounced: 1, complained: 1, unsubscribed: 3 });
     expect(total('CAMPAIGN')).toEqual({ sent: 5, delivered: 2, opened: 2, clicked: 1, bounced: 0, complained: 0, unsubscribed: 1 });
 
     // Per campaign: the same counts, and the campaign's own stats agree where their definitions meet.
-    const [perCampaign] = await sql(`select sent::int, delivered::int, opened::int, clicked::int, unsubscribed::int from analytics_campaign_counts where campaign_id = ?`, [campaignId]);
+    const [perCampaign] = await sql(
+      `select sent::int, delivered::int, opened::int, clicked::int, unsubscribed::int from analytics_campaign_counts where campaign_id = ?`,
+      [campaignId],
+    );
     expect(perCampaign).toEqual({ sent: 5, delivered: 2, opened: 2, clicked: 1, unsubscribed: 1 });
     const stats = await get(project, `/campaigns/${campaignId}/stats`);
     expect(stats.body.data).toMatchObject({ sentCount: 5, deliveredCount: 2, openedCount: 2, clickedCount: 1, bouncedCount: 0, unsubscribedCount: 1 });
@@ -180,9 +193,20 @@ describe('GET /analytics/timeseries over history', () => {
     const res = await get(project, '/analytics/timeseries?start=2026-01-01&end=2026-01-07');
     expect(res.status).toBe(200);
     expect(res.body.granularity).toBe('day');
-    expect(res.body.points.map((p: any) => p.bucket)).toEqual(['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05', '2026-01-06'].map((d) => `${d}T00:00:00Z`));
+    expect(res.body.points.map((p: any) => p.bucket)).toEqual(
+      ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05', '2026-01-06'].map((d) => `${d}T00:00:00Z`),
+    );
     const byDay = Object.fromEntries(res.body.points.map((p: any) => [p.bucket.slice(0, 10), p]));
-    expect(byDay['2026-01-03']).toEqual({ bucket: '2026-01-03T00:00:00Z', sent: 2, delivered: 2, opened: 2, clicked: 1, bounced: 0, complained: 0, unsubscribed: 0 });
+    expect(byDay['2026-01-03']).toEqual({
+      bucket: '2026-01-03T00:00:00Z',
+      sent: 2,
+      delivered: 2,
+      opened: 2,
+      clicked: 1,
+      bounced: 0,
+      complained: 0,
+      unsubscribed: 0,
+    });
     expect(byDay['2026-01-05']).toMatchObject({ sent: 1, bounced: 1, delivered: 0 });
     expect(byDay['2026-01-04']).toMatchObject({ sent: 0, opened: 0 });
   });
@@ -314,7 +338,11 @@ describe('top events, top campaigns, campaign stats', () => {
     await insertHistoricEmail(stack, project.id, other.contactId, '2026-03-10T09:00:01Z', { source: 'CAMPAIGN', campaignId: march });
     await insertHistoricEmail(stack, project.id, contactId, '2026-04-10T09:00:01Z', { source: 'CAMPAIGN', campaignId: april, opened: true });
     await insertHistoricEmail(stack, project.id, other.contactId, '2026-04-10T09:00:01Z', { source: 'CAMPAIGN', campaignId: april, opened: true });
-    await insertHistoricEmail(stack, project.id, (await insertContact(stack, project.id)).contactId, '2026-04-10T09:00:01Z', { source: 'CAMPAIGN', campaignId: april, bounced: true });
+    await insertHistoricEmail(stack, project.id, (await insertContact(stack, project.id)).contactId, '2026-04-10T09:00:01Z', {
+      source: 'CAMPAIGN',
+      campaignId: april,
+      bounced: true,
+    });
 
     const both = await get(project, '/analytics/top-campaigns?start=2026-03-01&end=2026-05-01');
     expect(both.body.data.map((c: any) => [c.name, c.sent, c.opened, c.clicked, c.bounced, c.openRate, c.clickToOpenRate, c.bounceRate])).toEqual([
@@ -325,6 +353,16 @@ describe('top events, top campaigns, campaign stats', () => {
     const march1 = await get(project, '/analytics/campaign-stats?start=2026-03-01&end=2026-04-01');
     expect(march1.body).toMatchObject({ campaigns: 1, sent: 2, opened: 1, clicked: 1, clickRate: 50 });
     const all = await get(project, '/analytics/campaign-stats?start=2026-03-01&end=2026-05-01');
-    expect(all.body).toMatchObject({ campaigns: 2, sent: 5, opened: 3, clicked: 1, bounced: 1, openRate: 60, clickRate: 20, bounceRate: 20, clickToOpenRate: 33.33 });
+    expect(all.body).toMatchObject({
+      campaigns: 2,
+      sent: 5,
+      opened: 3,
+      clicked: 1,
+      bounced: 1,
+      openRate: 60,
+      clickRate: 20,
+      bounceRate: 20,
+      clickToOpenRate: 33.33,
+    });
   });
 });

@@ -16,7 +16,10 @@ import { emailLinks } from '../../mail/links/signedLinks';
 
 export const METRICS = ['sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'unsubscribed'] as const;
 
-export const sqlOf = (stack: TestStack) => (query: string, params: unknown[] = []) => stack.orm.em.fork().execute(query, params);
+export const sqlOf =
+  (stack: TestStack) =>
+  (query: string, params: unknown[] = []) =>
+    stack.orm.em.fork().execute(query, params);
 
 /** The open pixel, a click and the unsubscribe page of one email, fetched over HTTP. */
 export function feedbackLinks(stack: TestStack, email: { emailId: string; contactId: string }) {
@@ -38,10 +41,14 @@ const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:mailroom-ses';
 /** A second API process on the same database whose SNS certificate fetch answers our own certificate. */
 export async function startSnsSender(stack: TestStack) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-analytics-sns-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sns.key', '-out', 'sns.crt', '-days', '2', '-subj', '/CN=sns.amazonaws.com'], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sns.key', '-out', 'sns.crt', '-days', '2', '-subj', '/CN=sns.amazonaws.com'],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const cert = fs.readFileSync(path.join(dir, 'sns.crt'), 'utf8');
   const key = crypto.createPrivateKey(fs.readFileSync(path.join(dir, 'sns.key')));
   const api: RunningApi = await startApiServer(stack.config, stack.logger, {
@@ -79,7 +86,14 @@ export async function startSnsSender(stack: TestStack) {
       type === 'Delivery'
         ? { delivery: { timestamp: now, recipients: [email.to], smtpResponse: '250 2.0.0 OK' } }
         : type === 'Bounce'
-          ? { bounce: { bounceType: 'Permanent', bounceSubType: 'General', bouncedRecipients: [{ emailAddress: email.to, diagnosticCode: 'smtp; 550 5.1.1 user unknown' }], timestamp: now } }
+          ? {
+              bounce: {
+                bounceType: 'Permanent',
+                bounceSubType: 'General',
+                bouncedRecipients: [{ emailAddress: email.to, diagnosticCode: 'smtp; 550 5.1.1 user unknown' }],
+                timestamp: now,
+              },
+            }
           : { complaint: { complainedRecipients: [{ emailAddress: email.to }], complaintFeedbackType: 'abuse', timestamp: now } };
     const message = JSON.stringify({
       notificationType: type,
@@ -135,7 +149,9 @@ export async function directEmailCounts(stack: TestStack, projectId: string): Pr
       group by 1`,
     [projectId, projectId],
   );
-  return Object.fromEntries(rows.filter((r: any) => METRICS.some((m) => r[m] !== 0)).map((r: any) => [r.key, Object.fromEntries(METRICS.map((m) => [m, r[m]]))]));
+  return Object.fromEntries(
+    rows.filter((r: any) => METRICS.some((m) => r[m] !== 0)).map((r: any) => [r.key, Object.fromEntries(METRICS.map((m) => [m, r[m]]))]),
+  );
 }
 
 export async function rollupEmailCounts(stack: TestStack, projectId: string): Promise<Record<string, Counts>> {
@@ -144,7 +160,9 @@ export async function rollupEmailCounts(stack: TestStack, projectId: string): Pr
        from analytics_email_hourly where project_id = ?`,
     [projectId],
   );
-  return Object.fromEntries(rows.filter((r: any) => METRICS.some((m) => r[m] !== 0)).map((r: any) => [r.key, Object.fromEntries(METRICS.map((m) => [m, r[m]]))]));
+  return Object.fromEntries(
+    rows.filter((r: any) => METRICS.some((m) => r[m] !== 0)).map((r: any) => [r.key, Object.fromEntries(METRICS.map((m) => [m, r[m]]))]),
+  );
 }
 
 /** Inserts history rows through the production triggers, for range tests. */

@@ -92,7 +92,11 @@ it('backfills hourly, daily and campaign counts, event and workflow counts from 
   const events = await sql(`select name, sum(count)::int as n from analytics_event_daily where project_id = ? group by 1 order by 1`, [project.id]);
   expect(events).toEqual(await sql(`select name, count(*)::int as n from events where project_id = ? group by 1 order by 1`, [project.id]));
 
-  expect(await sql(`select to_char(bucket at time zone 'UTC', 'YYYY-MM-DD') as day, started::int from analytics_workflow_daily where project_id = ? order by 1`, [project.id])).toEqual([
+  expect(
+    await sql(`select to_char(bucket at time zone 'UTC', 'YYYY-MM-DD') as day, started::int from analytics_workflow_daily where project_id = ? order by 1`, [
+      project.id,
+    ]),
+  ).toEqual([
     { day: '2026-03-02', started: 2 },
     { day: '2026-03-03', started: 1 },
   ]);

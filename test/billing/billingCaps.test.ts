@@ -67,7 +67,12 @@ describe('GET/PUT billing-limits', () => {
 
     const ok = await put({ transactional: 10, campaigns: null, workflows: 2000, inbound: 1 });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ transactional: { limit: 10, usage: 0 }, campaigns: { limit: null }, workflows: { limit: 2000 }, inbound: { limit: 1, usage: 0, isBlocked: false } });
+    expect(ok.body).toMatchObject({
+      transactional: { limit: 10, usage: 0 },
+      campaigns: { limit: null },
+      workflows: { limit: 2000 },
+      inbound: { limit: 1, usage: 0, isBlocked: false },
+    });
 
     // A MEMBER reads but may not change; someone outside the project sees no project.
     const member = await signUp(stack.http);
@@ -79,10 +84,25 @@ describe('GET/PUT billing-limits', () => {
     expect((await stack.http.get(limitsPath(project))).status).toBe(401);
     // The warning starts at exactly 80 %.
     await put({ ...unlimited, transactional: 5 });
-    await sql(`insert into billing_usage (project_id, month, category, used) values (?, date_trunc('month', now() at time zone 'utc')::date, 'transactional', 3)`, [project.id]);
-    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({ limit: 5, usage: 3, percentage: 60, isWarning: false, isBlocked: false });
+    await sql(
+      `insert into billing_usage (project_id, month, category, used) values (?, date_trunc('month', now() at time zone 'utc')::date, 'transactional', 3)`,
+      [project.id],
+    );
+    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({
+      limit: 5,
+      usage: 3,
+      percentage: 60,
+      isWarning: false,
+      isBlocked: false,
+    });
     await sql(`update billing_usage set used = 4 where project_id = ?`, [project.id]);
-    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({ limit: 5, usage: 4, percentage: 80, isWarning: true, isBlocked: false });
+    expect((await stack.http.get(limitsPath(project), { cookie: account.cookie })).body.transactional).toEqual({
+      limit: 5,
+      usage: 4,
+      percentage: 80,
+      isWarning: true,
+      isBlocked: false,
+    });
     // Lifting a cap: null removes it.
     expect((await put({ ...unlimited })).body.transactional.limit).toBeNull();
   });
@@ -100,7 +120,11 @@ describe('the transactional cap', () => {
 
     const over = await send(project, domain, `d-${t}@example.org`);
     expect(over.status).toBe(402);
-    expect(over.body.error).toMatchObject({ code: 'BILLING_LIMIT_EXCEEDED', statusCode: 402, details: { category: 'transactional', limit: 3, usage: 3, requested: 1 } });
+    expect(over.body.error).toMatchObject({
+      code: 'BILLING_LIMIT_EXCEEDED',
+      statusCode: 402,
+      details: { category: 'transactional', limit: 3, usage: 3, requested: 1 },
+    });
     expect(over.body.error.message).toMatch(/transactional cap of 3/);
     expect(await emailCount(project)).toBe(3);
     // Refused before anything was written: not even the contact.
@@ -120,12 +144,32 @@ describe('the transactional cap', () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     await setLimits(account, project, { transactional: 5 });
     const t = tag();
-    expect((await send(project, domain, [1, 2, 3].map((i) => `m${i}-${t}@example.org`))).status).toBe(200);
-    const over = await send(project, domain, [4, 5, 6].map((i) => `m${i}-${t}@example.org`));
+    expect(
+      (
+        await send(
+          project,
+          domain,
+          [1, 2, 3].map((i) => `m${i}-${t}@example.org`),
+        )
+      ).status,
+    ).toBe(200);
+    const over = await send(
+      project,
+      domain,
+      [4, 5, 6].map((i) => `m${i}-${t}@example.org`),
+    );
     expect(over.status).toBe(402);
     expect(over.body.error.details).toMatchObject({ category: 'transactional', usage: 3, requested: 3 });
     expect(await emailCount(project)).toBe(3);
-    expect((await send(project, domain, [4, 5].map((i) => `m${i}-${t}@example.org`))).status).toBe(200);
+    expect(
+      (
+        await send(
+          project,
+          domain,
+          [4, 5].map((i) => `m${i}-${t}@example.org`),
+        )
+      ).status,
+    ).toBe(200);
     expect((await getLimits(account, project)).transactional).toMatchObject({ usage: 5, isBlocked: true });
   });
 
@@ -175,7 +219,11 @@ describe('the transactional cap', () => {
   it('counts a campaign test email against the campaigns cap', async () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     await setLimits(account, project, { campaigns: 1 });
-    const campaign = await stack.http.post('/campaigns', { name: 'N', subject: 'S', body: '<p>B</p>', from: `news@${domain}`, audienceType: 'ALL' }, { key: project.secretKey });
+    const campaign = await stack.http.post(
+      '/campaigns',
+      { name: 'N', subject: 'S', body: '<p>B</p>', from: `news@${domain}`, audienceType: 'ALL' },
+      { key: project.secretKey },
+    );
     const test = (to: string) => stack.http.post(`/campaigns/${campaign.body.data.id}/test`, { email: to }, { key: project.secretKey });
     expect((await test(`t1-${tag()}@example.org`)).status).toBe(200);
     const over = await test(`t2-${tag()}@example.org`);
@@ -187,16 +235,32 @@ describe('the transactional cap', () => {
 });
 
 describe('the workflows cap (the service the automation SEND_EMAIL step records through)', () => {
-  it('records all of a step\'s emails within the cap, or none of them past it', async () => {
+  it("records all of a step's emails within the cap, or none of them past it", async () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     await setLimits(account, project, { workflows: 2 });
     const contact = await stack.http.post('/contacts', { email: `wf-${tag()}@example.org` }, { key: project.secretKey });
     const email = (): NewEmail => {
       const id = crypto.randomUUID();
       return {
-        id, projectId: project.id, contactId: contact.body.id, templateId: null, source: 'WORKFLOW', type: 'TRANSACTIONAL', subject: 'S',
-        fromAddress: `hi@${domain}`, fromName: null, replyTo: null, toAddress: contact.body.email, toName: null, html: '<p>x</p>', text: 'x',
-        headers: null, attachmentSetId: null, status: 'QUEUED', messageId: `<${id}@${domain}>`, deliveryWorkflowId: null,
+        id,
+        projectId: project.id,
+        contactId: contact.body.id,
+        templateId: null,
+        source: 'WORKFLOW',
+        type: 'TRANSACTIONAL',
+        subject: 'S',
+        fromAddress: `hi@${domain}`,
+        fromName: null,
+        replyTo: null,
+        toAddress: contact.body.email,
+        toName: null,
+        html: '<p>x</p>',
+        text: 'x',
+        headers: null,
+        attachmentSetId: null,
+        status: 'QUEUED',
+        messageId: `<${id}@${domain}>`,
+        deliveryWorkflowId: null,
       };
     };
     await recordCountedEmails(stack.orm.em.fork(), [email()]);
@@ -224,7 +288,11 @@ describe('an automation execution reaching the workflows cap', () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     const key = { key: project.secretKey };
     await setLimits(account, project, { workflows: 1 });
-    const template = await stack.http.post('/templates', { name: 'Welcome', subject: 'Welcome', body: '<p>Hi</p>', from: `hi@${domain}`, type: 'TRANSACTIONAL' }, key);
+    const template = await stack.http.post(
+      '/templates',
+      { name: 'Welcome', subject: 'Welcome', body: '<p>Hi</p>', from: `hi@${domain}`, type: 'TRANSACTIONAL' },
+      key,
+    );
     const workflow = (await stack.http.post('/workflows', { name: 'Capped', eventName: 'joined' }, key)).body;
     const trigger = workflow.steps.find((s: { type: string }) => s.type === 'TRIGGER').id;
     const mail = await stack.http.post(`/workflows/${workflow.id}/steps`, { type: 'SEND_EMAIL', config: { templateId: template.body.id } }, key);
@@ -259,9 +327,16 @@ describe('a campaign reaching its cap', () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     const prefix = `cap-${tag()}`;
     const rows = Array.from({ length: 20 }, (_, i) => ({ email: `${prefix}-${i}@example.org` }));
-    await sql(`insert into contacts (project_id, email, subscribed) select ?, r.email, true from jsonb_to_recordset(?::jsonb) as r(email text)`, [project.id, JSON.stringify(rows)]);
+    await sql(`insert into contacts (project_id, email, subscribed) select ?, r.email, true from jsonb_to_recordset(?::jsonb) as r(email text)`, [
+      project.id,
+      JSON.stringify(rows),
+    ]);
     await setLimits(account, project, { campaigns: 7 });
-    const created = await stack.http.post('/campaigns', { name: 'Capped', subject: 'Hi', body: '<p>News</p>', from: `news@${domain}`, audienceType: 'ALL' }, { key: project.secretKey });
+    const created = await stack.http.post(
+      '/campaigns',
+      { name: 'Capped', subject: 'Hi', body: '<p>News</p>', from: `news@${domain}`, audienceType: 'ALL' },
+      { key: project.secretKey },
+    );
     const id = created.body.data.id;
     expect((await stack.http.post(`/campaigns/${id}/send`, {}, { key: project.secretKey })).status).toBe(200);
 
@@ -270,7 +345,12 @@ describe('a campaign reaching its cap', () => {
       if (campaign.status !== 'CANCELLED') throw new Error(campaign.status);
       return campaign;
     }, 60_000);
-    expect(stopped.stopReason).toMatchObject({ code: 'BILLING_LIMIT_EXCEEDED', category: 'campaigns', limit: 7, message: expect.stringMatching(/campaigns cap of 7/) });
+    expect(stopped.stopReason).toMatchObject({
+      code: 'BILLING_LIMIT_EXCEEDED',
+      category: 'campaigns',
+      limit: 7,
+      message: expect.stringMatching(/campaigns cap of 7/),
+    });
     const result = await stack.temporal.workflow.getHandle(`campaign-${id}`).result();
     expect(result).toMatchObject({ phase: 'STOPPED_AT_CAP', sent: 7 });
     expect(await emailCount(project, 'CAMPAIGN')).toBe(7);
@@ -278,7 +358,11 @@ describe('a campaign reaching its cap', () => {
     expect((await getLimits(account, project)).campaigns).toMatchObject({ limit: 7, usage: 7, isBlocked: true });
 
     // With the cap used up, a new campaign is refused at once.
-    const next = await stack.http.post('/campaigns', { name: 'Next', subject: 'Hi', body: '<p>News</p>', from: `news@${domain}`, audienceType: 'ALL' }, { key: project.secretKey });
+    const next = await stack.http.post(
+      '/campaigns',
+      { name: 'Next', subject: 'Hi', body: '<p>News</p>', from: `news@${domain}`, audienceType: 'ALL' },
+      { key: project.secretKey },
+    );
     const refused = await stack.http.post(`/campaigns/${next.body.data.id}/send`, {}, { key: project.secretKey });
     expect(refused.status).toBe(402);
     expect(refused.body.error).toMatchObject({ code: 'BILLING_LIMIT_EXCEEDED', details: { category: 'campaigns' } });

@@ -50,7 +50,16 @@ const base = (project: TestProject) => `/users/@me/projects/${project.id}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function stripeEvent(type: string, object: Record<string, unknown>, created = nowSeconds()) {
-  return { id: `evt_${crypto.randomBytes(10).toString('hex')}`, object: 'event', api_version: '2026-10-28.endive', created, type, livemode: false, pending_webhooks: 1, data: { object } };
+  return {
+    id: `evt_${crypto.randomBytes(10).toString('hex')}`,
+    object: 'event',
+    api_version: '2026-10-28.endive',
+    created,
+    type,
+    livemode: false,
+    pending_webhooks: 1,
+    data: { object },
+  };
 }
 
 function postWebhook(payload: string, signature: string | null) {
@@ -74,7 +83,18 @@ function subscription(customer: string, status: string, projectId?: string) {
     customer,
     status,
     metadata: projectId ? { projectId } : {},
-    items: { object: 'list', data: [{ id: 'si_1', object: 'subscription_item', current_period_start: start, current_period_end: start + 30 * 86400, price: { id: 'price_mailroom_emails' } }] },
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: 'si_1',
+          object: 'subscription_item',
+          current_period_start: start,
+          current_period_end: start + 30 * 86400,
+          price: { id: 'price_mailroom_emails' },
+        },
+      ],
+    },
   };
 }
 
@@ -121,7 +141,10 @@ describe('checkout, billing portal, consumption and invoices', () => {
 
     const customerCreations = stripeApi.requests.filter((r) => r.path === '/v1/customers' && r.params['metadata[projectId]'] === project.id);
     expect(customerCreations).toHaveLength(1);
-    expect(customerCreations[0]).toMatchObject({ idempotencyKey: `mailroom-customer-${project.id}`, params: expect.objectContaining({ email: account.email }) });
+    expect(customerCreations[0]).toMatchObject({
+      idempotencyKey: `mailroom-customer-${project.id}`,
+      params: expect.objectContaining({ email: account.email }),
+    });
     const sessions = stripeApi.requests.filter((r) => r.path === '/v1/checkout/sessions' && r.params.client_reference_id === project.id);
     expect(sessions).toHaveLength(2);
     expect(sessions[0].params).toMatchObject({
@@ -133,7 +156,11 @@ describe('checkout, billing portal, consumption and invoices', () => {
     });
 
     // Custom return URLs are taken; anything else is refused before Stripe is called.
-    const custom = await stack.http.post(`${base(project)}/checkout`, { successUrl: 'https://app.example.com/ok', cancelUrl: 'https://app.example.com/no' }, { cookie: account.cookie });
+    const custom = await stack.http.post(
+      `${base(project)}/checkout`,
+      { successUrl: 'https://app.example.com/ok', cancelUrl: 'https://app.example.com/no' },
+      { cookie: account.cookie },
+    );
     expect(custom.status).toBe(200);
     for (const body of [{ successUrl: 'javascript:alert(1)' }, { successUrl: 'not a url' }, { price: 'price_other' }]) {
       expect((await stack.http.post(`${base(project)}/checkout`, body, { cookie: account.cookie })).status).toBe(422);
@@ -165,7 +192,10 @@ describe('checkout, billing portal, consumption and invoices', () => {
     const portal = await stack.http.post(`${base(project)}/billing-portal`, { returnUrl: 'https://app.example.com/settings' }, { cookie: account.cookie });
     expect(portal.status).toBe(200);
     expect(portal.body.url).toMatch(/^https:\/\/billing\.stripe\.test\/p\/session\//);
-    expect(stripeApi.requests.filter((r) => r.path === '/v1/billing_portal/sessions').at(-1)!.params).toEqual({ customer, return_url: 'https://app.example.com/settings' });
+    expect(stripeApi.requests.filter((r) => r.path === '/v1/billing_portal/sessions').at(-1)!.params).toEqual({
+      customer,
+      return_url: 'https://app.example.com/settings',
+    });
   });
 
   it('consumption counts this month by category; invoices are listed as Stripe lists them', async () => {
@@ -251,7 +281,9 @@ describe('POST /webhooks/incoming/stripe', () => {
     expect(late.body.outcome).toBe('stale');
     // Events Mailroom does not act on, and customers it does not know, are acknowledged.
     expect((await deliver(stripeEvent('charge.refunded', { id: 'ch_1', object: 'charge' }))).body.outcome).toBe('ignored');
-    expect((await deliver(stripeEvent('invoice.payment_failed', { id: 'in_x', object: 'invoice', customer: 'cus_unknown' }))).body.outcome).toBe('unknown-customer');
+    expect((await deliver(stripeEvent('invoice.payment_failed', { id: 'in_x', object: 'invoice', customer: 'cus_unknown' }))).body.outcome).toBe(
+      'unknown-customer',
+    );
   });
 
   it('a failed payment disables the project (sends answer 403 PROJECT_DISABLED); a paid invoice enables it again', async () => {
@@ -274,7 +306,9 @@ describe('POST /webhooks/incoming/stripe', () => {
     // A success older than the failure does not undo it; a newer one does.
     expect((await deliver(stripeEvent('invoice.paid', { id: 'in_o', object: 'invoice', customer }, failedAt - 100))).body.outcome).toBe('stale');
     expect((await sendTo(project, domain, ['still@example.org'])).status).toBe(403);
-    expect((await deliver(stripeEvent('invoice.paid', { id: 'in_f', object: 'invoice', customer, status: 'paid' }, failedAt + 1))).body.outcome).toBe('applied');
+    expect((await deliver(stripeEvent('invoice.paid', { id: 'in_f', object: 'invoice', customer, status: 'paid' }, failedAt + 1))).body.outcome).toBe(
+      'applied',
+    );
     expect((await sendTo(project, domain, ['after@example.org'])).status).toBe(200);
 
     // A project disabled for another reason stays disabled whatever Stripe says.
@@ -286,7 +320,10 @@ describe('POST /webhooks/incoming/stripe', () => {
 
 describe('the hourly usage report to Stripe', () => {
   const runReport = (name: string) =>
-    stack.temporal.workflow.execute(billingUsageReportWorkflow, { taskQueue: stack.config.temporalTaskQueue, workflowId: `billing-report-${name}-${crypto.randomBytes(4).toString('hex')}` });
+    stack.temporal.workflow.execute(billingUsageReportWorkflow, {
+      taskQueue: stack.config.temporalTaskQueue,
+      workflowId: `billing-report-${name}-${crypto.randomBytes(4).toString('hex')}`,
+    });
   const eventsFor = (customer: string) => [...stripeApi.meterEvents.values()].filter((e) => e['payload[stripe_customer_id]'] === customer);
 
   it('reports new usage as meter events, through an outage, without reporting anything twice', async () => {

@@ -33,7 +33,13 @@ let temporalDir: string;
 const workers: ChildService[] = [];
 
 const startTemporal = () =>
-  startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port: temporalPort, uiPort: false, namespace: 'default', dbFilename: path.join(temporalDir, 'temporal.db') });
+  startTemporalDevServer({
+    binaryPath: ensureTemporalBinary(),
+    port: temporalPort,
+    uiPort: false,
+    namespace: 'default',
+    dbFilename: path.join(temporalDir, 'temporal.db'),
+  });
 
 beforeAll(async () => {
   temporalDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-temporal-'));
@@ -54,12 +60,16 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = await startStackWorker(stack, {
-    TEMPORAL_ADDRESS: temporal.address,
-    SMTP_URL: smtp.url,
-    // Continue as new every few batches: the send must cross many runs without losing its place.
-    CAMPAIGN_HISTORY_EVENTS: '60',
-  }, WORKER_START_MS);
+  const worker = await startStackWorker(
+    stack,
+    {
+      TEMPORAL_ADDRESS: temporal.address,
+      SMTP_URL: smtp.url,
+      // Continue as new every few batches: the send must cross many runs without losing its place.
+      CAMPAIGN_HISTORY_EVENTS: '60',
+    },
+    WORKER_START_MS,
+  );
   workers.push(worker);
   return worker;
 }
@@ -72,12 +82,16 @@ async function killed(worker: ChildService) {
 async function campaignTo(prefix: string): Promise<{ project: TestProject; campaignId: string; recipients: string[] }> {
   const { project, domain } = await projectWithVerifiedDomain(stack, dns);
   const recipients = Array.from({ length: RECIPIENTS }, (_, i) => `${prefix}-${i}@example.org`);
-  await stack.orm.em.fork().execute(
-    `insert into contacts (project_id, email, subscribed) select ?, e, true from jsonb_array_elements_text(?::jsonb) as e`,
-    [project.id, JSON.stringify(recipients)],
-  );
+  await stack.orm.em
+    .fork()
+    .execute(`insert into contacts (project_id, email, subscribed) select ?, e, true from jsonb_array_elements_text(?::jsonb) as e`, [
+      project.id,
+      JSON.stringify(recipients),
+    ]);
   // Unsubscribed contacts are outside a MARKETING audience.
-  await stack.orm.em.fork().execute(`insert into contacts (project_id, email, subscribed) values (?, ?, false)`, [project.id, `${prefix}-unsubscribed@example.org`]);
+  await stack.orm.em
+    .fork()
+    .execute(`insert into contacts (project_id, email, subscribed) values (?, ?, false)`, [project.id, `${prefix}-unsubscribed@example.org`]);
   const created = await stack.http.post(
     '/campaigns',
     { name: prefix, subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `news@${domain}`, audienceType: 'ALL' },
@@ -94,11 +108,15 @@ function deliveries(prefix: string): Map<string, number> {
 }
 
 async function untilSent(project: TestProject, campaignId: string) {
-  return eventually(async () => {
-    const c = (await stack.http.get(`/campaigns/${campaignId}`, { key: project.secretKey })).body;
-    if (c.status !== 'SENT') throw new Error(`status ${c.status}, sent ${c.sentCount}`);
-    return c;
-  }, 240_000, 500);
+  return eventually(
+    async () => {
+      const c = (await stack.http.get(`/campaigns/${campaignId}`, { key: project.secretKey })).body;
+      if (c.status !== 'SENT') throw new Error(`status ${c.status}, sent ${c.sentCount}`);
+      return c;
+    },
+    240_000,
+    500,
+  );
 }
 
 function report(label: string, prefix: string, recipients: string[]) {
@@ -117,9 +135,13 @@ describe('a 5,000-recipient campaign', () => {
     const first = await startWorker();
     try {
       expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
-      await eventually(() => {
-        if (deliveries('killed').size < 1000) throw new Error(`${deliveries('killed').size} delivered`);
-      }, 120_000, 20);
+      await eventually(
+        () => {
+          if (deliveries('killed').size < 1000) throw new Error(`${deliveries('killed').size} delivered`);
+        },
+        120_000,
+        20,
+      );
       await killed(first);
     } finally {
       smtp.slowDown(0);
@@ -146,9 +168,13 @@ describe('a 5,000-recipient campaign', () => {
     await startWorker();
     try {
       expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
-      await eventually(() => {
-        if (deliveries('restarted').size < 1000) throw new Error(`${deliveries('restarted').size} delivered`);
-      }, 120_000, 20);
+      await eventually(
+        () => {
+          if (deliveries('restarted').size < 1000) throw new Error(`${deliveries('restarted').size} delivered`);
+        },
+        120_000,
+        20,
+      );
       await temporal.stop();
       await new Promise((r) => setTimeout(r, 2000));
       temporal = await startTemporal();

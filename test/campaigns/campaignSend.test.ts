@@ -38,7 +38,14 @@ async function addContacts(project: TestProject, prefix: string, count: number, 
 async function createCampaign(project: TestProject, domain: string, overrides: Record<string, unknown> = {}) {
   const res = await stack.http.post(
     '/campaigns',
-    { name: 'News', subject: 'News for {{firstName}}', body: '<p>Hello {{firstName}}, <a href="https://example.com/read">read on</a></p>', from: `news@${domain}`, audienceType: 'ALL', ...overrides },
+    {
+      name: 'News',
+      subject: 'News for {{firstName}}',
+      body: '<p>Hello {{firstName}}, <a href="https://example.com/read">read on</a></p>',
+      from: `news@${domain}`,
+      audienceType: 'ALL',
+      ...overrides,
+    },
     { key: project.secretKey },
   );
   expect(res.status).toBe(201);
@@ -78,9 +85,14 @@ describe('sending a campaign', () => {
     expect(one.parsed.subject).toBe('News for Reader7');
     expect(one.parsed.html).toContain('Hello Reader7');
     expect(one.raw).toMatch(/List-Unsubscribe-Post: List-Unsubscribe=One-Click/);
-    expect(await dkimResults(stack, one.raw)).toEqual([expect.objectContaining({ signingDomain: domain, status: expect.objectContaining({ result: 'pass' }) })]);
+    expect(await dkimResults(stack, one.raw)).toEqual([
+      expect.objectContaining({ signingDomain: domain, status: expect.objectContaining({ result: 'pass' }) }),
+    ]);
 
-    const [emails] = await sql(`select count(*)::int as n, count(distinct contact_id)::int as contacts from emails where campaign_id = ? and source = 'CAMPAIGN'`, [campaign.id]);
+    const [emails] = await sql(
+      `select count(*)::int as n, count(distinct contact_id)::int as contacts from emails where campaign_id = ? and source = 'CAMPAIGN'`,
+      [campaign.id],
+    );
     expect(emails).toEqual({ n: 30, contacts: 30 });
     const stats = await stack.http.get(`/campaigns/${campaign.id}/stats`, { key: project.secretKey });
     expect(stats.body.data).toMatchObject({ totalRecipients: 30, sentCount: 30 });
@@ -88,10 +100,13 @@ describe('sending a campaign', () => {
     expect(workflow).toMatchObject({ phase: 'SENT', sent: 30, recipients: 30 });
   });
 
-  it('SEGMENT and FILTERED audiences: only the segment\'s members, only the contacts the condition matches', async () => {
+  it("SEGMENT and FILTERED audiences: only the segment's members, only the contacts the condition matches", async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const everyone = await addContacts(project, 'aud', 6);
-    await sql(`update contacts set data = data || '{"plan": "pro"}' where project_id = ? and email = any(?::text[])`, [project.id, `{${everyone.slice(0, 2).join(',')}}`]);
+    await sql(`update contacts set data = data || '{"plan": "pro"}' where project_id = ? and email = any(?::text[])`, [
+      project.id,
+      `{${everyone.slice(0, 2).join(',')}}`,
+    ]);
     const segment = await stack.http.post('/segments', { name: 'Hand picked', type: 'STATIC' }, { key: project.secretKey });
     expect(segment.status).toBe(201);
     await stack.http.post(`/segments/${segment.body.id}/members`, { emails: everyone.slice(3, 6) }, { key: project.secretKey });
@@ -109,11 +124,18 @@ describe('sending a campaign', () => {
     expect((await untilStatus(project, filtered.id, 'SENT')).totalRecipients).toBe(2);
 
     await eventually(() => {
-      if (smtp.messages.filter((m) => m.parsed.subject === 'Segment').length < 3 || smtp.messages.filter((m) => m.parsed.subject === 'Filtered').length < 2) throw new Error('not yet');
+      if (smtp.messages.filter((m) => m.parsed.subject === 'Segment').length < 3 || smtp.messages.filter((m) => m.parsed.subject === 'Filtered').length < 2)
+        throw new Error('not yet');
     });
-    const segmentMail = smtp.messages.filter((m) => m.parsed.subject === 'Segment').map((m) => m.envelopeTo[0]).sort();
+    const segmentMail = smtp.messages
+      .filter((m) => m.parsed.subject === 'Segment')
+      .map((m) => m.envelopeTo[0])
+      .sort();
     expect(segmentMail).toEqual(everyone.slice(3, 6).sort());
-    const filteredMail = smtp.messages.filter((m) => m.parsed.subject === 'Filtered').map((m) => m.envelopeTo[0]).sort();
+    const filteredMail = smtp.messages
+      .filter((m) => m.parsed.subject === 'Filtered')
+      .map((m) => m.envelopeTo[0])
+      .sort();
     expect(filteredMail).toEqual(everyone.slice(0, 2).sort());
   });
 
@@ -129,7 +151,7 @@ describe('sending a campaign', () => {
     });
   });
 
-  it('keeps to the project\'s cap on campaign mail per second', async () => {
+  it("keeps to the project's cap on campaign mail per second", async () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     const capped = await stack.http.patch(`/users/@me/projects/${project.id}`, { campaignRatePerSecond: 200 }, { cookie: account.cookie });
     expect(capped.status).toBe(200);
@@ -184,9 +206,13 @@ describe('sending a campaign', () => {
     try {
       const campaign = await createCampaign(project, domain);
       await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
-      await eventually(() => {
-        if (received('stop').length < 20) throw new Error('not started');
-      }, 60_000, 20);
+      await eventually(
+        () => {
+          if (received('stop').length < 20) throw new Error('not started');
+        },
+        60_000,
+        20,
+      );
       expect((await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey })).status).toBe(200);
       const atCancel = received('stop').length;
       await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();

@@ -148,7 +148,11 @@ describe('POST /campaigns', () => {
     // A body that is not a JSON object: an array is the wrong type, anything else not a JSON body at all.
     expect((await post([])).status).toBe(422);
     for (const body of ['text', 42]) expect((await post(body)).body.error.code).toBe('INVALID_REQUEST_BODY');
-    const nothing = await stack.http.request('POST', '/campaigns', { key: shared.project.secretKey, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    const nothing = await stack.http.request('POST', '/campaigns', {
+      key: shared.project.secretKey,
+      rawBody: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(nothing.status).toBe(400);
   });
 
@@ -171,7 +175,7 @@ describe('POST /campaigns', () => {
 });
 
 describe('audiences', () => {
-  it('SEGMENT needs a segment of the project: missing 422, unknown or another project\'s 404 SEGMENT_NOT_FOUND', async () => {
+  it("SEGMENT needs a segment of the project: missing 422, unknown or another project's 404 SEGMENT_NOT_FOUND", async () => {
     const { project, domain } = shared;
     const missing = await api(project).post('/campaigns', draft(domain, { audienceType: 'SEGMENT' }));
     expect(missing.status).toBe(422);
@@ -206,7 +210,10 @@ describe('audiences', () => {
 
     // Nested far beyond any sensible tree: refused (the JSON depth limit), not a stack overflow.
     const levels = 2000;
-    const deep = '{"logic":"AND","groups":[{"conditions":'.repeat(levels) + '{"logic":"AND","groups":[{"filters":[{"field":"email","operator":"exists"}]}]}' + '}]}'.repeat(levels);
+    const deep =
+      '{"logic":"AND","groups":[{"conditions":'.repeat(levels) +
+      '{"logic":"AND","groups":[{"filters":[{"field":"email","operator":"exists"}]}]}' +
+      '}]}'.repeat(levels);
     const body = JSON.stringify(draft(domain, { audienceType: 'FILTERED', audienceCondition: '__TREE__' })).replace('"__TREE__"', deep);
     const tooDeep = await stack.http.request('POST', '/campaigns', { key: project.secretKey, rawBody: body, headers: { 'content-type': 'application/json' } });
     expect(tooDeep.status).toBe(400);
@@ -263,7 +270,7 @@ describe('GET /campaigns', () => {
     }
   });
 
-  it('lists only the key\'s project', async () => {
+  it("lists only the key's project", async () => {
     const other = await accountWithProject(stack.http);
     const res = await api(other.project).get('/campaigns');
     expect(res.body).toMatchObject({ data: [], total: 0, totalPages: 0 });
@@ -410,7 +417,7 @@ describe('POST /campaigns/:id/test', () => {
 });
 
 describe('GET /campaigns/:id/stats', () => {
-  it('counts the campaign\'s emails and answers rates in percent of sentCount', async () => {
+  it("counts the campaign's emails and answers rates in percent of sentCount", async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const c = await createCampaign(project, domain);
     const empty = await api(project).get(`/campaigns/${c.id}/stats`);
@@ -490,7 +497,13 @@ describe('GET /campaigns/:id/stats', () => {
       deliveryRate: 75,
     });
     // The campaign record carries the same counters.
-    expect((await api(project).get(`/campaigns/${c.id}`)).body).toMatchObject({ sentCount: 8, deliveredCount: 6, openedCount: 3, clickedCount: 1, bouncedCount: 1 });
+    expect((await api(project).get(`/campaigns/${c.id}`)).body).toMatchObject({
+      sentCount: 8,
+      deliveredCount: 6,
+      openedCount: 3,
+      clickedCount: 1,
+      bouncedCount: 1,
+    });
     const listed = (await api(project).get('/campaigns')).body.data.find((x: any) => x.id === c.id);
     expect(listed).toMatchObject({ deliveredCount: 6, openedCount: 3 });
   });
@@ -508,7 +521,12 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     const wf = await describeWorkflow(c.id);
     expect(wf.type).toBe('campaignSendWorkflow');
     expect(wf.taskQueue).toBe(stack.config.temporalTaskQueue);
-    expect(wf.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]).sort()).toEqual(
+    expect(
+      wf.typedSearchAttributes
+        .getAll()
+        .map((p) => [p.key.name, p.value])
+        .sort(),
+    ).toEqual(
       expect.arrayContaining([
         ['CampaignId', c.id],
         ['ProjectId', project.id],
@@ -529,7 +547,11 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     const res = await api(project).post(`/campaigns/${c.id}/send`, { scheduledFor: when.toUTCString() });
     expect(res.status).toBe(200);
     const iso = new Date(Math.floor(when.getTime() / 1000) * 1000).toISOString();
-    expect(res.body).toEqual({ success: true, data: { id: c.id, name: c.name, status: 'SCHEDULED', scheduledFor: iso }, message: `Campaign scheduled for ${iso}` });
+    expect(res.body).toEqual({
+      success: true,
+      data: { id: c.id, name: c.name, status: 'SCHEDULED', scheduledFor: iso },
+      message: `Campaign scheduled for ${iso}`,
+    });
     expect((await api(project).get(`/campaigns/${c.id}`)).body).toMatchObject({ status: 'SCHEDULED', scheduledFor: iso });
     expect((await describeWorkflow(c.id)).type).toBe('campaignSendWorkflow');
 
@@ -652,7 +674,7 @@ describe('POST /campaigns/:id/send and /cancel', () => {
 });
 
 describe('ids', () => {
-  it('answers 404 CAMPAIGN_NOT_FOUND for another project\'s campaign, unknown and malformed ids on every endpoint', async () => {
+  it("answers 404 CAMPAIGN_NOT_FOUND for another project's campaign, unknown and malformed ids on every endpoint", async () => {
     const c = await createCampaign(shared.project, shared.domain);
     const other = await accountWithProject(stack.http);
     const o = api(other.project);

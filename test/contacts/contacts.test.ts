@@ -94,7 +94,9 @@ describe('POST /contacts (upsert by email)', () => {
   });
 
   it('creates exactly one contact when twenty upserts race for a new email', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stack.http.post('/contacts', { email: 'race@example.com', data: { [`k${i}`]: i } }, key())));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stack.http.post('/contacts', { email: 'race@example.com', data: { [`k${i}`]: i } }, key())),
+    );
     expect(results.every((r) => r.status === 200 || r.status === 201)).toBe(true);
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
@@ -121,7 +123,11 @@ describe('GET /contacts', () => {
   beforeAll(async () => {
     ({ project: listProject } = await accountWithProject(stack.http));
     for (let i = 0; i < 25; i++) {
-      await stack.http.post('/contacts', { email: `member${String(i).padStart(2, '0')}@${i % 2 ? 'odd' : 'even'}.example`, subscribed: i % 5 !== 0 }, { key: listProject.secretKey });
+      await stack.http.post(
+        '/contacts',
+        { email: `member${String(i).padStart(2, '0')}@${i % 2 ? 'odd' : 'even'}.example`, subscribed: i % 5 !== 0 },
+        { key: listProject.secretKey },
+      );
     }
   });
   const list = (query: string) => stack.http.get(`/contacts${query}`, { key: listProject.secretKey });
@@ -241,7 +247,11 @@ describe('contact fields', () => {
   beforeAll(async () => {
     ({ project: fieldsProject } = await accountWithProject(stack.http));
     const k = { key: fieldsProject.secretKey };
-    await stack.http.post('/contacts', { email: 'f1@example.com', data: { plan: 'pro', seats: 3, vip: true, signedUpAt: '2026-01-02T03:04:05Z', address: { city: 'Oslo' }, tags: ['a'] } }, k);
+    await stack.http.post(
+      '/contacts',
+      { email: 'f1@example.com', data: { plan: 'pro', seats: 3, vip: true, signedUpAt: '2026-01-02T03:04:05Z', address: { city: 'Oslo' }, tags: ['a'] } },
+      k,
+    );
     await stack.http.post('/contacts', { email: 'f2@example.com', data: { plan: 'free', seats: 1 } }, k);
     await stack.http.post('/contacts', { email: 'f3@example.com', data: { plan: 'pro' } }, k);
     await stack.http.post('/contacts', { email: 'f4@example.com' }, k);
@@ -302,7 +312,12 @@ describe('contact fields with hostile keys', () => {
 
   beforeEach(async () => {
     ({ project: hostileProject } = await accountWithProject(stack.http));
-    const data = Object.fromEntries(hostile.flatMap(({ key, decoy }) => [[key, `value of ${key}`], [decoy, `decoy ${decoy}`]]));
+    const data = Object.fromEntries(
+      hostile.flatMap(({ key, decoy }) => [
+        [key, `value of ${key}`],
+        [decoy, `decoy ${decoy}`],
+      ]),
+    );
     expect((await stack.http.post('/contacts', { email: 'h1@example.com', data }, k())).status).toBe(201);
     // h2 holds only the decoys, so a count of the wrong key differs from the right one.
     const decoys = Object.fromEntries(hostile.map(({ decoy }) => [decoy, `decoy ${decoy}`]));
@@ -383,7 +398,11 @@ describe('contact fields with hostile keys', () => {
   it('finds a workflow CONDITION that reads a path under a unicode key', async () => {
     const workflow = await stack.http.post('/workflows', { name: 'Reads ünï😀', eventName: 'signed_up' }, k());
     expect(workflow.status).toBe(201);
-    const step = await stack.http.post(`/workflows/${workflow.body.id}/steps`, { type: 'CONDITION', config: { field: 'contact.data.ünï😀.tier', operator: 'exists' } }, k());
+    const step = await stack.http.post(
+      `/workflows/${workflow.body.id}/steps`,
+      { type: 'CONDITION', config: { field: 'contact.data.ünï😀.tier', operator: 'exists' } },
+      k(),
+    );
     expect(step.status).toBe(201);
     const usage = await stack.http.get(fieldUrl('ünï😀', '/usage'), k());
     expect(usage.body).toMatchObject({ workflows: [{ id: workflow.body.id, name: 'Reads ünï😀' }], canDelete: false });

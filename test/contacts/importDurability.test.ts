@@ -117,10 +117,14 @@ describe('a worker killed mid-import', () => {
     await worker.waitForLine((l) => l.msg === 'worker started', WORKER_START_MS);
     const upload = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name: 'graceful.csv', content: lines.join('\n') });
     const jobPath = `/contacts/import/${upload.body.jobId}`;
-    await eventually(async () => {
-      const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
-      if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
-    }, 60_000, 20);
+    await eventually(
+      async () => {
+        const job = (await stack.http.get(jobPath, { key: project.secretKey })).body;
+        if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
+      },
+      60_000,
+      20,
+    );
 
     worker.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
@@ -138,4 +142,3 @@ describe('a worker killed mid-import', () => {
     }, 60_000);
   }, 300_000);
 });
-

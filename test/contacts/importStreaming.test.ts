@@ -35,7 +35,9 @@ async function finishedJob(jobId: string) {
 async function storedCounts() {
   const [row] = await stack.orm.em
     .fork()
-    .execute(`select (select count(*) from jobs)::int as jobs, (select count(*) from job_uploads)::int as uploads, (select count(*) from job_upload_chunks)::int as chunks`);
+    .execute(
+      `select (select count(*) from jobs)::int as jobs, (select count(*) from job_uploads)::int as uploads, (select count(*) from job_upload_chunks)::int as chunks`,
+    );
   return row;
 }
 /** Data rows `make(i)` after `header`, as many as fit in `bytes` (UTF-8). */
@@ -56,7 +58,12 @@ describe('streamed CSV import', () => {
   it('answers 202 with the total of a file of many chunks, and imports every row intact', async () => {
     // CRLF endings, a BOM, blank lines, quoted line breaks and commas, and multi-byte characters
     // throughout, so some fall on the chunk and read boundaries.
-    const { text, rows } = csvOfSize('email,name,note', 1_200_000, (i) => (i % 500 === 499 ? '' : `stream${i}@example.com,Zoë ✓ ${i},"line one\r\nline, two 🚀"`), '\r\n');
+    const { text, rows } = csvOfSize(
+      'email,name,note',
+      1_200_000,
+      (i) => (i % 500 === 499 ? '' : `stream${i}@example.com,Zoë ✓ ${i},"line one\r\nline, two 🚀"`),
+      '\r\n',
+    );
     const dataRows = rows - Math.floor(rows / 500);
     const res = await importCsv(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]));
     expect(res.status).toBe(202);
@@ -115,8 +122,10 @@ describe('streamed CSV import', () => {
     expect(job.errors).toHaveLength(100);
   }, 120_000);
 
-  it('turns a row holding a NUL character into that row\'s error, importing the rows beside it', async () => {
-    const csv = ['email,name', 'nul-ok1@example.com,One', 'nul-bad@example.com,"a\u0000b"', 'nul\u0000mail@example.com,Two', 'nul-ok2@example.com,Three'].join('\n');
+  it("turns a row holding a NUL character into that row's error, importing the rows beside it", async () => {
+    const csv = ['email,name', 'nul-ok1@example.com,One', 'nul-bad@example.com,"a\u0000b"', 'nul\u0000mail@example.com,Two', 'nul-ok2@example.com,Three'].join(
+      '\n',
+    );
     const res = await importCsv(csv);
     expect(res.status).toBe(202);
     expect(res.body.total).toBe(4);
@@ -171,7 +180,9 @@ describe('encoded uploads (Content-Encoding)', () => {
     const corrupt = await encodedUpload('email\na@example.com\n', 'gzip', (raw) => raw);
     expect(corrupt.status).toBe(400);
     // 50 MB of rows that gzip to well under 1 MB on the wire.
-    const bomb = await encodedUpload(Buffer.concat([Buffer.from('email\n'), Buffer.alloc(50 * 1024 * 1024, 'a@example.com\n')]), 'gzip', (raw) => zlib.gzipSync(raw));
+    const bomb = await encodedUpload(Buffer.concat([Buffer.from('email\n'), Buffer.alloc(50 * 1024 * 1024, 'a@example.com\n')]), 'gzip', (raw) =>
+      zlib.gzipSync(raw),
+    );
     expect(bomb.status).toBe(413);
     const unknown = await encodedUpload('email\na@example.com\n', 'compress', (raw) => raw);
     expect(unknown.status).toBe(415);

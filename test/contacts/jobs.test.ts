@@ -12,7 +12,8 @@ beforeAll(async () => {
 afterAll(() => stack.stop());
 
 const k = () => ({ key: project.secretKey });
-const importCsv = (content: string | Buffer, name = 'contacts.csv', type = 'text/csv') => uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name, content, type });
+const importCsv = (content: string | Buffer, name = 'contacts.csv', type = 'text/csv') =>
+  uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { name, content, type });
 async function finishedJob(path: string) {
   return eventually(async () => {
     const res = await stack.http.get(path, k());
@@ -90,7 +91,11 @@ describe('CSV import', () => {
     }
     const huge = Buffer.alloc(6 * 1024 * 1024, 'a');
     expect((await importCsv(huge)).status).toBe(413);
-    const noFile = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, { field: 'upload', name: 'x.csv', content: 'email\na@example.com' });
+    const noFile = await uploadFile(stack.http.baseUrl, '/contacts/import', project.secretKey, {
+      field: 'upload',
+      name: 'x.csv',
+      content: 'email\na@example.com',
+    });
     expect(noFile.status).toBe(400);
     const json = await stack.http.post('/contacts/import', { file: 'email\na@b.c' }, k());
     expect(json.status).toBe(400);
@@ -102,10 +107,14 @@ describe('CSV import', () => {
     for (let i = 0; i < 60_000; i++) lines.push(`cancel${i}@example.com`);
     const res = await importCsv(lines.join('\n'));
     const jobPath = `/contacts/import/${res.body.jobId}`;
-    await eventually(async () => {
-      const job = (await stack.http.get(jobPath, k())).body;
-      if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
-    }, 30_000, 20);
+    await eventually(
+      async () => {
+        const job = (await stack.http.get(jobPath, k())).body;
+        if (job.processed < 1000) throw new Error(`processed ${job.processed}`);
+      },
+      30_000,
+      20,
+    );
     await stack.temporal.workflow.getHandle(`import-${res.body.jobId}`).cancel();
     const job = await finishedJob(jobPath);
     expect(job.status).toBe('CANCELLED');
@@ -138,7 +147,15 @@ describe('bulk jobs', () => {
     const res = await stack.http.post('/contacts/bulk-unsubscribe', { contactIds: [...ids, missing] }, k());
     expect(res.status).toBe(202);
     const job = await finishedJob(`/contacts/bulk/${res.body.jobId}`);
-    expect(job).toMatchObject({ type: 'BULK_UNSUBSCRIBE', status: 'COMPLETED', total: 4, processed: 4, succeeded: 3, failed: 1, errors: [{ contactId: missing, error: 'Contact not found' }] });
+    expect(job).toMatchObject({
+      type: 'BULK_UNSUBSCRIBE',
+      status: 'COMPLETED',
+      total: 4,
+      processed: 4,
+      succeeded: 3,
+      failed: 1,
+      errors: [{ contactId: missing, error: 'Contact not found' }],
+    });
     for (const id of ids) expect((await stack.http.get(`/contacts/${id}`, k())).body.subscribed).toBe(false);
 
     // Already unsubscribed: no second event.

@@ -53,7 +53,13 @@ describe('POST /domains', () => {
       status: 'PENDING',
       verified: false,
       records: [
-        { type: 'TXT', name: expect.stringMatching(/^mailroom[0-9a-f]{6}\._domainkey\.mail\.example\.com$/), value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/), purpose: 'DKIM', verified: false },
+        {
+          type: 'TXT',
+          name: expect.stringMatching(/^mailroom[0-9a-f]{6}\._domainkey\.mail\.example\.com$/),
+          value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/),
+          purpose: 'DKIM',
+          verified: false,
+        },
         { type: 'TXT', name: 'mail.example.com', value: `v=spf1 include:${SPF_INCLUDE} ~all`, purpose: 'SPF', verified: false },
         { type: 'TXT', name: '_dmarc.mail.example.com', value: 'v=DMARC1; p=none;', purpose: 'DMARC', verified: false },
       ],
@@ -202,7 +208,11 @@ describe('GET /domains/:id/verify', () => {
     const after = await verify(project, domain.id);
     expect(after.body).toMatchObject({ status: 'VERIFIED', verified: true });
     expect(after.body.verifiedAt).not.toBeNull();
-    expect(after.body.records.map((r: any) => [r.purpose, r.verified])).toEqual([['DKIM', true], ['SPF', false], ['DMARC', false]]);
+    expect(after.body.records.map((r: any) => [r.purpose, r.verified])).toEqual([
+      ['DKIM', true],
+      ['SPF', false],
+      ['DMARC', false],
+    ]);
     const listed = await stack.http.get(`/domains/project/${project.id}`, { key: project.secretKey });
     expect(listed.body[0].verified).toBe(true);
     expect(await setupState()).toBe(true);
@@ -246,7 +256,11 @@ describe('GET /domains/:id/verify', () => {
     dns.setTxt('_dmarc.spf.example.com', ['v=DMARC1; p=reject; rua=mailto:d@spf.example.com']);
     const res = await verify(project, domain.id);
     expect(res.body.status).toBe('PENDING');
-    expect(res.body.records.map((r: any) => [r.purpose, r.verified])).toEqual([['DKIM', false], ['SPF', true], ['DMARC', true]]);
+    expect(res.body.records.map((r: any) => [r.purpose, r.verified])).toEqual([
+      ['DKIM', false],
+      ['SPF', true],
+      ['DMARC', true],
+    ]);
 
     // An SPF record without the relay's include does not count, nor do two SPF records.
     dns.setTxt('spf.example.com', ['v=spf1 mx -all']);

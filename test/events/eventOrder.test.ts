@@ -42,8 +42,13 @@ describe('event order', () => {
       expect((await Promise.all(writes)).map((r) => r.status)).toEqual(Array(16).fill(200));
 
       const contact = await stack.http.get(`/contacts/${id}`, secret());
-      const newest = await stack.http.get(`/events?contactId=${id}&name=${contact.body.subscribed ? 'contact.subscribed' : 'contact.unsubscribed'}&limit=1`, secret());
-      const feed = (await stack.http.get(`/events?contactId=${id}&limit=100`, secret())).body.data.filter((e: { name: string }) => e.name.startsWith('contact.'));
+      const newest = await stack.http.get(
+        `/events?contactId=${id}&name=${contact.body.subscribed ? 'contact.subscribed' : 'contact.unsubscribed'}&limit=1`,
+        secret(),
+      );
+      const feed = (await stack.http.get(`/events?contactId=${id}&limit=100`, secret())).body.data.filter((e: { name: string }) =>
+        e.name.startsWith('contact.'),
+      );
       expect([round, feed[0].name]).toEqual([round, contact.body.subscribed ? 'contact.subscribed' : 'contact.unsubscribed']);
       expect(feed[0].id).toBe(newest.body.data[0].id);
     }

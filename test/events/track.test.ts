@@ -27,7 +27,14 @@ describe('POST /v1/track', () => {
     expect(contact).toMatchObject({ id: res.body.data.contact, subscribed: true, data: { plan: 'pro', amount: 49 } });
     const events = await stack.http.get(`/events/contact/${contact.id}`, { key: project.secretKey });
     expect(events.body.data).toEqual([
-      { id: res.body.data.event, name: 'purchase', contactId: contact.id, data: { plan: 'pro', amount: 49, coupon: 'X1' }, source: 'API', createdAt: res.body.data.timestamp },
+      {
+        id: res.body.data.event,
+        name: 'purchase',
+        contactId: contact.id,
+        data: { plan: 'pro', amount: 49, coupon: 'X1' },
+        source: 'API',
+        createdAt: res.body.data.timestamp,
+      },
     ]);
   });
 
@@ -47,7 +54,15 @@ describe('POST /v1/track', () => {
   });
 
   it('validates email, event and data', async () => {
-    for (const body of [{ event: 'x' }, { email: 'bad', event: 'x' }, { email: 'a@example.com' }, { email: 'a@example.com', event: '' }, { email: 'a@example.com', event: 'x\ny' }, { email: 'a@example.com', event: 'x', data: [1] }, { email: 'a@example.com', event: 'x', subscribed: 'yes' }]) {
+    for (const body of [
+      { event: 'x' },
+      { email: 'bad', event: 'x' },
+      { email: 'a@example.com' },
+      { email: 'a@example.com', event: '' },
+      { email: 'a@example.com', event: 'x\ny' },
+      { email: 'a@example.com', event: 'x', data: [1] },
+      { email: 'a@example.com', event: 'x', subscribed: 'yes' },
+    ]) {
       const res = await track(body);
       expect(res.status).toBe(422);
     }
@@ -140,7 +155,8 @@ describe('events endpoints', () => {
   let eventsProject: TestProject;
   beforeAll(async () => {
     ({ project: eventsProject } = await accountWithProject(stack.http));
-    for (let i = 0; i < 7; i++) await stack.http.post('/v1/track', { email: `e${i % 3}@example.com`, event: i % 2 ? 'open' : 'click' }, { key: eventsProject.publicKey });
+    for (let i = 0; i < 7; i++)
+      await stack.http.post('/v1/track', { email: `e${i % 3}@example.com`, event: i % 2 ? 'open' : 'click' }, { key: eventsProject.publicKey });
   });
   const k = () => ({ key: eventsProject.secretKey });
 
@@ -158,7 +174,15 @@ describe('events endpoints', () => {
 
   it('reports stats and names', async () => {
     const stats = await stack.http.get('/events/stats', k());
-    expect(stats.body).toEqual({ total: 7, last24h: 7, last7d: 7, byName: [{ name: 'click', count: 4 }, { name: 'open', count: 3 }] });
+    expect(stats.body).toEqual({
+      total: 7,
+      last24h: 7,
+      last7d: 7,
+      byName: [
+        { name: 'click', count: 4 },
+        { name: 'open', count: 3 },
+      ],
+    });
     expect((await stack.http.get('/events/names', k())).body).toEqual({ names: ['click', 'open'] });
   });
 

@@ -52,7 +52,11 @@ describe('the contact write batcher', () => {
     expect((results[21] as PromiseRejectedResult).reason).toMatchObject({ code: '22P02' });
     const stored = await stack.http.get('/events?name=batched&limit=100', { key: project.secretKey });
     expect(stored.body.total).toBe(41);
-    const lookup = await stack.http.post('/contacts/lookup', { emails: ['broken@example.com', 'batched-19@example.com', 'batched-21@example.com'] }, { key: project.secretKey });
+    const lookup = await stack.http.post(
+      '/contacts/lookup',
+      { emails: ['broken@example.com', 'batched-19@example.com', 'batched-21@example.com'] },
+      { key: project.secretKey },
+    );
     expect(lookup.body.notFound).toEqual(['broken@example.com']);
   });
 });

@@ -51,9 +51,13 @@ describe('variables', () => {
   });
 
   it('reads nested paths, including array indexes and loops over contact data', () => {
-    const { html } = render('{{data.plan.name}}/{{plan.seats}}/{{items.[1].sku}}/{{#each items}}{{sku}}{{#unless @last}},{{/unless}}{{/each}}', {}, {
-      items: [{ sku: 'A1' }, { sku: 'B2' }],
-    });
+    const { html } = render(
+      '{{data.plan.name}}/{{plan.seats}}/{{items.[1].sku}}/{{#each items}}{{sku}}{{#unless @last}},{{/unless}}{{/each}}',
+      {},
+      {
+        items: [{ sku: 'A1' }, { sku: 'B2' }],
+      },
+    );
     expect(html).toBe('Pro/3/B2/A1,B2');
   });
 
@@ -81,7 +85,9 @@ describe('fallbacks', () => {
   });
 
   it('does not rewrite a fallback after a helper call: the unknown helper is reported', () => {
-    expect(checkTemplate({ subject: 's', body: '{{upper name ?? "y"}}' })).toEqual([{ field: 'body', message: expect.stringContaining('unknown helper "upper"') }]);
+    expect(checkTemplate({ subject: 's', body: '{{upper name ?? "y"}}' })).toEqual([
+      { field: 'body', message: expect.stringContaining('unknown helper "upper"') },
+    ]);
   });
 });
 
@@ -321,7 +327,9 @@ describe('guard rails', () => {
 
   it('refuses HTML nested deeper than the limit, in the template or through a raw variable, quickly', () => {
     const deepHtml = `${'<div>'.repeat(80_000)}<a href="https://example.com">x</a>${'</div>'.repeat(80_000)}`;
-    expect(checkTemplate({ subject: 's', body: deepHtml })).toEqual([{ field: 'body', message: `HTML elements may nest at most ${MAX_HTML_DEPTH} levels deep` }]);
+    expect(checkTemplate({ subject: 's', body: deepHtml })).toEqual([
+      { field: 'body', message: `HTML elements may nest at most ${MAX_HTML_DEPTH} levels deep` },
+    ]);
     const viaVariable = renderError({ body: '<p>{{{snippet}}}</p>', variables: { snippet: '<b>'.repeat(MAX_HTML_DEPTH + 1) } });
     expect(viaVariable.problems).toEqual([{ field: 'body', message: expect.stringContaining('nest at most') }]);
     const fine = `${'<div>'.repeat(MAX_HTML_DEPTH - 1)}<a href="https://example.com">{{name}}</a>${'</div>'.repeat(MAX_HTML_DEPTH - 1)}<br><img src="x">`;

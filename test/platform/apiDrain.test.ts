@@ -44,7 +44,9 @@ function trackRequest(port: number, agent: http.Agent | false, key: string, emai
       markInFlight();
       void sendBody.then(() => req.end(body));
     });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ kind: err.code === 'ECONNREFUSED' ? 'refused' : 'failed', error: `${err.code}: ${err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve({ kind: err.code === 'ECONNREFUSED' ? 'refused' : 'failed', error: `${err.code}: ${err.message}` }),
+    );
   });
   return { inFlight, outcome };
 }
@@ -57,7 +59,9 @@ function probe(port: number): Promise<Outcome> {
       res.on('end', () => resolve({ kind: 'answered', status: res.statusCode }));
       res.on('error', (err) => resolve({ kind: 'failed', error: String(err) }));
     });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ kind: err.code === 'ECONNREFUSED' ? 'refused' : 'failed', error: `${err.code}: ${err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      resolve({ kind: err.code === 'ECONNREFUSED' ? 'refused' : 'failed', error: `${err.code}: ${err.message}` }),
+    );
   });
 }
 

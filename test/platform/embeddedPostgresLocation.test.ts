@@ -54,10 +54,14 @@ describe('where the embedded PostgreSQL of `npm start` keeps its cluster', () =>
     readline.createInterface({ input: child.stderr }).on('line', (line) => lines.push(line));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = `http://127.0.0.1:${ports.api}`;
-    await eventually(async () => {
-      const res = await fetch(`${url}/health`);
-      if (res.status !== 200) throw new Error(`health ${res.status}`);
-    }, 90_000, 250).catch((err: Error) => {
+    await eventually(
+      async () => {
+        const res = await fetch(`${url}/health`);
+        if (res.status !== 200) throw new Error(`health ${res.status}`);
+      },
+      90_000,
+      250,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\n${lines.slice(-30).join('\n')}`);
     });
     const starting = lines

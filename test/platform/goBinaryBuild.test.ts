@@ -14,8 +14,8 @@ import type { GoModuleProxy } from '../support/goModuleProxy';
  * builds a tiny module from a local Go proxy that fails module downloads on purpose.
  */
 const root = path.resolve(__dirname, '../..');
-const goBin = ['/usr/local/go/bin/go', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'go'))].find(
-  (candidate) => fs.existsSync(candidate),
+const goBin = ['/usr/local/go/bin/go', ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'go'))].find((candidate) =>
+  fs.existsSync(candidate),
 );
 
 describe('building a Go tool on first start', () => {
@@ -80,9 +80,7 @@ describe('building a Go tool on first start', () => {
       stderr += chunk.toString('utf8');
       options.onStderr?.(stderr, child);
     });
-    return new Promise<{ code: number | null; stderr: string; binary: string }>((resolve) =>
-      child.once('close', (code) => resolve({ code, stderr, binary })),
-    );
+    return new Promise<{ code: number | null; stderr: string; binary: string }>((resolve) => child.once('close', (code) => resolve({ code, stderr, binary })));
   }
 
   it('retries after a module download fails, reports progress, and ends with a working binary', async () => {
@@ -95,7 +93,9 @@ describe('building a Go tool on first start', () => {
     // The first attempt failed on the broken download, saying why, and the second one built it.
     expect(proxy.failedZipRequests()).toBe(1);
     expect(proxy.zipRequests()).toBe(2);
-    expect(result.stderr).toMatch(/Building the test tool failed \(attempt 1 of 3\):\n {2}go: mailroom\.test\/hello@v1\.0\.0: .*reading http:\/\/127\.0\.0\.1:\d+\/.*\.zip: 500 Internal Server Error\n {2}\tserver response: simulated: stream error/);
+    expect(result.stderr).toMatch(
+      /Building the test tool failed \(attempt 1 of 3\):\n {2}go: mailroom\.test\/hello@v1\.0\.0: .*reading http:\/\/127\.0\.0\.1:\d+\/.*\.zip: 500 Internal Server Error\n {2}\tserver response: simulated: stream error/,
+    );
     expect(result.stderr).toContain('the next attempt resumes');
     expect(result.stderr).toContain('retrying (attempt 2 of 3)');
     expect(result.stderr).toMatch(/Built the test tool in \d+/);

@@ -35,10 +35,14 @@ beforeAll(async () => {
     performed.push(body.label);
     ctx.body = { ok: true };
   });
-  app.use(requestId()).use(errorHandler(stack.logger)).use(koaBody()).use(async (ctx, next) => {
-    ctx.state.em = stack.orm.em.fork();
-    await next();
-  });
+  app
+    .use(requestId())
+    .use(errorHandler(stack.logger))
+    .use(koaBody())
+    .use(async (ctx, next) => {
+      ctx.state.em = stack.orm.em.fork();
+      await next();
+    });
   app.use(router.routes());
   const handleRequest = app.callback();
   // Koa settles every request itself; the promise it returns never rejects.

@@ -66,10 +66,13 @@ describe('rate limit at the real clock, two API processes', () => {
         { length: REQUESTS },
         (_, i) =>
           new Promise<Sent>((resolve, reject) =>
-            setTimeout(() => {
-              const sentAt = Date.now();
-              clients[i % 2].get('/outbox', { key: project.secretKey }).then((res) => resolve({ sentAt, answeredAt: Date.now(), res }), reject);
-            }, start + i * INTERVAL_MS - Date.now()),
+            setTimeout(
+              () => {
+                const sentAt = Date.now();
+                clients[i % 2].get('/outbox', { key: project.secretKey }).then((res) => resolve({ sentAt, answeredAt: Date.now(), res }), reject);
+              },
+              start + i * INTERVAL_MS - Date.now(),
+            ),
           ),
       ),
     );

@@ -64,7 +64,12 @@ function expectTooDeep(res: { status: number; body: any }, label: string) {
   expect([label, res.status]).toEqual([label, 400]);
   expect(res.body).toMatchObject({
     success: false,
-    error: { code: 'INVALID_REQUEST_BODY', statusCode: 400, message: expect.stringContaining(`${MAX_JSON_DEPTH} levels`), details: { maxDepth: MAX_JSON_DEPTH } },
+    error: {
+      code: 'INVALID_REQUEST_BODY',
+      statusCode: 400,
+      message: expect.stringContaining(`${MAX_JSON_DEPTH} levels`),
+      details: { maxDepth: MAX_JSON_DEPTH },
+    },
   });
 }
 
@@ -102,7 +107,10 @@ describe('JSON nesting depth', () => {
 
   it('refuses very deep arrays (100,000 levels) and a megabyte of open brackets with the same 400', async () => {
     const arrays = bodyWith({ email: 'arrays@example.com', event: 'deep' }, 'data', `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
-    expectTooDeep(await stack.http.request('POST', '/v1/track', { rawBody: arrays, headers: { ...json, Authorization: `Bearer ${project.publicKey}` } }), 'arrays');
+    expectTooDeep(
+      await stack.http.request('POST', '/v1/track', { rawBody: arrays, headers: { ...json, Authorization: `Bearer ${project.publicKey}` } }),
+      'arrays',
+    );
     const brackets = '['.repeat(1024 * 1024 - 1);
     expectTooDeep(await stack.http.request('POST', '/auth/login', { rawBody: brackets, headers: json }), 'brackets');
   });
@@ -123,7 +131,11 @@ describe('JSON nesting depth', () => {
   });
 
   it('is not fooled by brackets inside strings', async () => {
-    const res = await stack.http.post('/v1/track', { email: 'brackets@example.com', event: 'text', data: { note: '[[[[{{{{'.repeat(50), quote: 'a "[" \\ b' } }, { key: project.publicKey });
+    const res = await stack.http.post(
+      '/v1/track',
+      { email: 'brackets@example.com', event: 'text', data: { note: '[[[[{{{{'.repeat(50), quote: 'a "[" \\ b' } },
+      { key: project.publicKey },
+    );
     expect(res.status).toBe(200);
   });
 });
@@ -135,7 +147,13 @@ describe('text PostgreSQL cannot store', () => {
       ['POST', '/v1/track', { email: 'nul@example.com', event: 'signup', data: { plan: 'a\u0000b' } }, 'data.plan', { key: project.publicKey }],
       ['POST', '/v1/track', { email: 'nul@example.com', event: 'sign\u0000up' }, 'event', { key: project.publicKey }],
       ['POST', '/v1/track', { email: 'nu\u0000l@example.com', event: 'signup' }, 'email', { key: project.publicKey }],
-      ['POST', '/v1/track', { email: 'nul@example.com', event: 'signup', data: { list: ['ok', { deep: 'x\u0000' }] } }, 'data.list.1.deep', { key: project.publicKey }],
+      [
+        'POST',
+        '/v1/track',
+        { email: 'nul@example.com', event: 'signup', data: { list: ['ok', { deep: 'x\u0000' }] } },
+        'data.list.1.deep',
+        { key: project.publicKey },
+      ],
       ['POST', '/v1/track', { email: 'nul@example.com', event: 'signup', data: { 'bad\u0000key': 1 } }, 'data.bad\u0000key', { key: project.publicKey }],
       ['POST', '/events/track', { email: 'nul@example.com', event: 'signup', data: { plan: '\u0000' } }, 'data.plan', { key: project.secretKey }],
       ['POST', '/contacts', { email: 'nul@example.com', data: { plan: 'a\u0000b' } }, 'data.plan', { key: project.secretKey }],
@@ -206,7 +224,10 @@ describe('Content-Encoding', () => {
     const stored = await stack.http.post('/contacts/lookup', { emails: ['encoded-br@example.com'] }, { key: project.secretKey });
     expect(stored.body.found).toHaveLength(1);
     // Stacked codings are undone last-applied first.
-    const stacked = await stack.http.request('POST', '/auth/login', { rawBody: zlib.brotliCompressSync(zlib.gzipSync(loginBody())), headers: { ...json, 'Content-Encoding': 'gzip, br' } });
+    const stacked = await stack.http.request('POST', '/auth/login', {
+      rawBody: zlib.brotliCompressSync(zlib.gzipSync(loginBody())),
+      headers: { ...json, 'Content-Encoding': 'gzip, br' },
+    });
     expect(stacked.status).toBe(200);
   });
 
@@ -218,7 +239,11 @@ describe('Content-Encoding', () => {
     expect(bomb.length).toBeLessThan(200 * 1024);
     // Two members (2 MB decoded) go out; the other 98 stay with the client until the answer comes.
     // An API that inflated the whole body before judging it would wait for them for ever.
-    const res = await answerWhileHoldingTheRest('/auth/login', { ...json, 'Content-Encoding': 'gzip', 'Content-Length': String(bomb.length) }, bomb.subarray(0, 2 * member.length));
+    const res = await answerWhileHoldingTheRest(
+      '/auth/login',
+      { ...json, 'Content-Encoding': 'gzip', 'Content-Length': String(bomb.length) },
+      bomb.subarray(0, 2 * member.length),
+    );
     expect(res.status).toBe(413);
     expect(res.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('1 MB') });
     // The API keeps answering. (What refusing a 1 GB body costs the API's memory is a figure of

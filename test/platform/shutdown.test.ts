@@ -42,9 +42,13 @@ describe('graceful shutdown of the API', () => {
       await api.waitForLine((l) => l.msg === 'api shutting down: draining in-flight requests');
       // While draining, the listener closes (once no connection has arrived for 100 ms, so the
       // probes are further apart): new connections are refused, the request above still in flight.
-      await eventually(async () => {
-        await expect(fetch(`${api.url}/health`)).rejects.toThrow();
-      }, 10_000, 250);
+      await eventually(
+        async () => {
+          await expect(fetch(`${api.url}/health`)).rejects.toThrow();
+        },
+        10_000,
+        250,
+      );
       finishBody();
       const res = await response;
       expect(res.status).toBe(401); // a complete, real answer (no such user), not a dropped connection

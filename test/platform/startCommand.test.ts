@@ -37,10 +37,14 @@ describe('the start command on embedded defaults', () => {
     readline.createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = `http://127.0.0.1:${ports.api}`;
-    await eventually(async () => {
-      const res = await fetch(`${url}/health`);
-      if (res.status !== 200) throw new Error(`health ${res.status}`);
-    }, 90_000, 250).catch((err) => {
+    await eventually(
+      async () => {
+        const res = await fetch(`${url}/health`);
+        if (res.status !== 200) throw new Error(`health ${res.status}`);
+      },
+      90_000,
+      250,
+    ).catch((err) => {
       throw new Error(`${err.message}\n${lines.slice(-30).join('\n')}`);
     });
     return { child, url, ui: `http://127.0.0.1:${ports.ui}`, lines, exited };

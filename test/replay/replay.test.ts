@@ -12,7 +12,21 @@ const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
 
 it('has recorded histories for every workflow type', () => {
   const types = new Set(files.map((f) => f.split('-')[0]));
-  expect([...types].sort()).toEqual(['accountEmailRequestWorkflow', 'accountEmailWorkflow', 'billingUsageReportWorkflow', 'bulkContactsWorkflow', 'campaignSendWorkflow', 'domainRecheckWorkflow', 'emailDeliverySweepWorkflow', 'emailDeliveryWorkflow', 'hourlyCleanupWorkflow', 'importContactsWorkflow', 'trackedSegmentsRecomputeWorkflow', 'workflowExecutionSweepWorkflow', 'workflowExecutionWorkflow']);
+  expect([...types].sort()).toEqual([
+    'accountEmailRequestWorkflow',
+    'accountEmailWorkflow',
+    'billingUsageReportWorkflow',
+    'bulkContactsWorkflow',
+    'campaignSendWorkflow',
+    'domainRecheckWorkflow',
+    'emailDeliverySweepWorkflow',
+    'emailDeliveryWorkflow',
+    'hourlyCleanupWorkflow',
+    'importContactsWorkflow',
+    'trackedSegmentsRecomputeWorkflow',
+    'workflowExecutionSweepWorkflow',
+    'workflowExecutionWorkflow',
+  ]);
 });
 
 it.each(files)('replays %s deterministically', async (file) => {

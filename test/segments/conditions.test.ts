@@ -69,7 +69,10 @@ beforeAll(async () => {
   };
   segmentIds.static = await create({ name: 'Hand picked', type: 'STATIC' });
   await stack.http.post(`/segments/${segmentIds.static}/members`, { emails: ['ada@example.com'] }, { key: project.secretKey });
-  segmentIds.free = await create({ name: 'Free plan', condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'free' }] }] } });
+  segmentIds.free = await create({
+    name: 'Free plan',
+    condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'free' }] }] },
+  });
   segmentIds.subscribed = await create({
     name: 'Subscribed (tracked)',
     trackMembership: true,
@@ -97,7 +100,12 @@ async function matching(condition: any): Promise<string[]> {
   return viaSet;
 }
 
-const f = (field: string, operator: string, value?: unknown, unit?: string) => ({ field, operator, ...(value !== undefined ? { value } : {}), ...(unit ? { unit } : {}) });
+const f = (field: string, operator: string, value?: unknown, unit?: string) => ({
+  field,
+  operator,
+  ...(value !== undefined ? { value } : {}),
+  ...(unit ? { unit } : {}),
+});
 
 describe('fields and operators', () => {
   const cases: Array<[string, unknown, string[]]> = [
@@ -212,7 +220,7 @@ describe('logic and nesting', () => {
     expect(await matching({ logic: 'AND', groups })).toEqual([]);
   });
 
-  it('nests trees through a group\'s conditions (ANDed with its filters)', async () => {
+  it("nests trees through a group's conditions (ANDed with its filters)", async () => {
     const condition = {
       logic: 'AND',
       groups: [
@@ -224,7 +232,9 @@ describe('logic and nesting', () => {
     };
     expect(await matching(condition)).toEqual(['bob']);
     // A group made only of a nested tree.
-    expect(await matching({ logic: 'OR', groups: [{ conditions: tree(f('event.login', 'triggered')) }, { filters: [f('data.flag', 'equals', true)] }] })).toEqual(['ada', 'cy']);
+    expect(
+      await matching({ logic: 'OR', groups: [{ conditions: tree(f('event.login', 'triggered')) }, { filters: [f('data.flag', 'equals', true)] }] }),
+    ).toEqual(['ada', 'cy']);
   });
 
   it('mixes every kind of field in one tree', async () => {
@@ -252,7 +262,11 @@ describe('invalid trees answer 422 naming the path', () => {
     ['unknown field', tree(f('nickname', 'equals', 'x')), [['condition.groups.0.filters.0.field', 'custom']]],
     ['unknown email activity', tree(f('email.read', 'triggered')), [['condition.groups.0.filters.0.field', 'custom']]],
     ['segment field without a uuid', tree(f('segment.vip', 'memberOfSegment')), [['condition.groups.0.filters.0.field', 'custom']]],
-    ['unknown operator', { logic: 'AND', groups: [{ filters: [f('email', 'equals', 'a'), f('email', 'bigger', 'x')] }] }, [['condition.groups.0.filters.1.operator', 'invalid_enum_value']]],
+    [
+      'unknown operator',
+      { logic: 'AND', groups: [{ filters: [f('email', 'equals', 'a'), f('email', 'bigger', 'x')] }] },
+      [['condition.groups.0.filters.1.operator', 'invalid_enum_value']],
+    ],
     ['operator that does not fit the field', tree(f('email', 'triggered')), [['condition.groups.0.filters.0.operator', 'custom']]],
     ['membership operator on a data field', tree(f('data.plan', 'memberOfSegment')), [['condition.groups.0.filters.0.operator', 'custom']]],
     ['event field with a comparison', tree(f('event.purchase', 'equals', 1)), [['condition.groups.0.filters.0.operator', 'custom']]],
@@ -268,7 +282,11 @@ describe('invalid trees answer 422 naming the path', () => {
     ['an empty group', { logic: 'AND', groups: [{ filters: [] }] }, [['condition.groups.0', 'custom']]],
     ['unknown logic', { logic: 'XOR', groups: [{ filters: [f('email', 'exists')] }] }, [['condition.logic', 'invalid_enum_value']]],
     ['no groups', { logic: 'AND', groups: [] }, [['condition.groups', 'too_small']]],
-    ['nested error', { logic: 'AND', groups: [{ conditions: { logic: 'OR', groups: [{ filters: [f('data.', 'exists')] }] } }] }, [['condition.groups.0.conditions.groups.0.filters.0.field', 'custom']]],
+    [
+      'nested error',
+      { logic: 'AND', groups: [{ conditions: { logic: 'OR', groups: [{ filters: [f('data.', 'exists')] }] } }] },
+      [['condition.groups.0.conditions.groups.0.filters.0.field', 'custom']],
+    ],
     ['unknown segment', tree(f('segment.00000000-0000-4000-8000-000000000000', 'memberOfSegment')), [['condition.groups.0.filters.0.field', 'custom']]],
   ])('%s', async (_name, condition, expected) => {
     expect(await errorsOf(condition)).toEqual(expected);
@@ -290,7 +308,11 @@ describe('invalid trees answer 422 naming the path', () => {
 
   it('refuses self and circular references, naming the filter', async () => {
     const a = await stack.http.post('/segments', { name: 'A', condition: tree(f('email', 'exists')) }, { key: project.secretKey });
-    const self = await stack.http.patch(`/segments/${a.body.id}`, { condition: tree(f('email', 'exists'), f(`segment.${a.body.id}`, 'memberOfSegment')) }, { key: project.secretKey });
+    const self = await stack.http.patch(
+      `/segments/${a.body.id}`,
+      { condition: tree(f('email', 'exists'), f(`segment.${a.body.id}`, 'memberOfSegment')) },
+      { key: project.secretKey },
+    );
     expect(self.status).toBe(422);
     expect(self.body.error.errors).toEqual([{ field: 'condition.groups.0.filters.1.field', message: 'A segment cannot refer to itself', code: 'custom' }]);
 
@@ -304,6 +326,8 @@ describe('invalid trees answer 422 naming the path', () => {
       { key: project.secretKey },
     );
     expect(circular.status).toBe(422);
-    expect(circular.body.error.errors).toEqual([{ field: 'condition.groups.1.filters.0.field', message: expect.stringContaining('Circular reference'), code: 'custom' }]);
+    expect(circular.body.error.errors).toEqual([
+      { field: 'condition.groups.1.filters.0.field', message: expect.stringContaining('Circular reference'), code: 'custom' },
+    ]);
   });
 });

@@ -15,7 +15,12 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const tree = (...filters: unknown[]) => ({ logic: 'AND', groups: [{ filters }] });
-const f = (field: string, operator: string, value?: unknown, unit?: string) => ({ field, operator, ...(value !== undefined ? { value } : {}), ...(unit ? { unit } : {}) });
+const f = (field: string, operator: string, value?: unknown, unit?: string) => ({
+  field,
+  operator,
+  ...(value !== undefined ? { value } : {}),
+  ...(unit ? { unit } : {}),
+});
 
 async function sql(text: string, params: unknown[] = []) {
   return stack.orm.em.fork().execute(text, params);
@@ -34,7 +39,9 @@ function client(project: TestProject) {
       return res.body.data as Array<{ name: string; contactId: string; data: any; source: string }>;
     },
     async memberEmails(segmentId: string) {
-      const rows = await sql(`select c.email from segment_members sm join contacts c on c.id = sm.contact_id where sm.segment_id = ? order by c.email`, [segmentId]);
+      const rows = await sql(`select c.email from segment_members sm join contacts c on c.id = sm.contact_id where sm.segment_id = ? order by c.email`, [
+        segmentId,
+      ]);
       return rows.map((r: any) => r.email);
     },
   };
@@ -79,7 +86,12 @@ describe('POST /segments', () => {
 
   it('answers the plain 400 for a missing name or a dynamic segment without an object condition', async () => {
     const { api } = await newProject();
-    for (const body of [{ condition: tree(f('email', 'exists')) }, { name: 'x' }, { name: 'x', condition: 'email = 1' }, { name: 'x', type: 'DYNAMIC', condition: [tree(f('email', 'exists'))] }]) {
+    for (const body of [
+      { condition: tree(f('email', 'exists')) },
+      { name: 'x' },
+      { name: 'x', condition: 'email = 1' },
+      { name: 'x', type: 'DYNAMIC', condition: [tree(f('email', 'exists'))] },
+    ]) {
       const res = await api.post('/segments', body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: expect.any(String) });
@@ -125,12 +137,18 @@ describe('GET /segments, GET /segments/:id', () => {
     expect((await api.get(`/segments/${second.body.id}`)).body.memberCount).toBe(1);
   });
 
-  it('answers 404 SEGMENT_NOT_FOUND for unknown ids and other projects\' segments', async () => {
+  it("answers 404 SEGMENT_NOT_FOUND for unknown ids and other projects' segments", async () => {
     const { api } = await newProject();
     const other = await newProject();
     const theirs = await other.api.post('/segments', { name: 'Theirs', type: 'STATIC' });
     for (const id of ['nope', '00000000-0000-4000-8000-000000000000', theirs.body.id]) {
-      for (const res of [await api.get(`/segments/${id}`), await api.patch(`/segments/${id}`, { name: 'x' }), await api.del(`/segments/${id}`), await api.get(`/segments/${id}/contacts`), await api.post(`/segments/${id}/refresh`)]) {
+      for (const res of [
+        await api.get(`/segments/${id}`),
+        await api.patch(`/segments/${id}`, { name: 'x' }),
+        await api.del(`/segments/${id}`),
+        await api.get(`/segments/${id}/contacts`),
+        await api.post(`/segments/${id}/refresh`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body.error).toMatchObject({ code: 'SEGMENT_NOT_FOUND', details: { resource: 'segment', id } });
       }
@@ -194,7 +212,11 @@ describe('static members', () => {
     expect(added.status).toBe(200);
     expect(added.body).toEqual({ added: 1, created: 0, notFound: ['missing@example.com'] });
 
-    const created = await api.post(`/segments/${s.body.id}/members`, { emails: ['known@example.com', 'new@example.com'], createMissing: true, subscribed: false });
+    const created = await api.post(`/segments/${s.body.id}/members`, {
+      emails: ['known@example.com', 'new@example.com'],
+      createMissing: true,
+      subscribed: false,
+    });
     expect(created.body).toEqual({ added: 1, created: 1, notFound: [] });
     const lookup = await api.post('/contacts/lookup', { emails: ['new@example.com'] });
     expect(lookup.body.found[0]).toMatchObject({ email: 'new@example.com', subscribed: false });
@@ -263,7 +285,10 @@ describe('compute and refresh', () => {
     expect(s.body.memberCount).toBe(1);
     // Changes made behind the API's back (as an import would) are only seen by compute / refresh.
     await sql(`update contacts set data = '{"score": 1}' where email = 'a@example.com'`);
-    await sql(`insert into contacts (project_id, email, data) values (?, 'b@example.com', '{"score": 9}'), (?, 'c@example.com', '{"score": 10}')`, [s.body.projectId, s.body.projectId]);
+    await sql(`insert into contacts (project_id, email, data) values (?, 'b@example.com', '{"score": 9}'), (?, 'c@example.com', '{"score": 10}')`, [
+      s.body.projectId,
+      s.body.projectId,
+    ]);
 
     const refreshed = await api.post(`/segments/${s.body.id}/refresh`);
     expect(refreshed.body.memberCount).toBe(2);
@@ -295,7 +320,11 @@ describe('compute and refresh', () => {
     await sql(`insert into contacts (project_id, email, data) values (?, 'other@example.com', '{"tag": "y"}')`, [project.id]);
     const segment = (await segmentRepository.findById(stack.orm.em.fork(), project.id, s.body.id))!;
     const pages: number[] = [];
-    const result = await segmentRepository.recompute(stack.orm.em.fork(), segment, { emitEvents: true, pageSize: 2, onPage: async (events) => void pages.push(events.length) });
+    const result = await segmentRepository.recompute(stack.orm.em.fork(), segment, {
+      emitEvents: true,
+      pageSize: 2,
+      onPage: async (events) => void pages.push(events.length),
+    });
     expect(result).toMatchObject({ added: 7, removed: 0, total: 7 });
     expect(pages).toEqual([2, 2, 2, 1]);
     expect(await api.events('segment.tagged.entry')).toHaveLength(7);
@@ -404,7 +433,13 @@ describe('DELETE /segments/:id', () => {
     const [row] = await sql(
       `insert into campaigns (project_id, name, subject, body, from_address, status, audience_type, segment_id, audience_condition)
        values (?, 'Camp', 's', 'b', 'a@example.com', ?, ?, ?, ?::jsonb) returning id`,
-      [projectId, status, audience.segmentId ? 'SEGMENT' : 'FILTERED', audience.segmentId ?? null, audience.condition ? JSON.stringify(audience.condition) : null],
+      [
+        projectId,
+        status,
+        audience.segmentId ? 'SEGMENT' : 'FILTERED',
+        audience.segmentId ?? null,
+        audience.condition ? JSON.stringify(audience.condition) : null,
+      ],
     );
     return row.id as string;
   }
@@ -464,7 +499,10 @@ describe('usage lists', () => {
 
   it('lists the segments and campaigns using an event', async () => {
     const { api, project } = await newProject();
-    const seg = await api.post('/segments', { name: 'Buyers', condition: { logic: 'OR', groups: [{ filters: [f('email', 'exists')] }, { conditions: tree(f('event.purchase', 'triggered')) }] } });
+    const seg = await api.post('/segments', {
+      name: 'Buyers',
+      condition: { logic: 'OR', groups: [{ filters: [f('email', 'exists')] }, { conditions: tree(f('event.purchase', 'triggered')) }] },
+    });
     const [campaign] = await sql(
       `insert into campaigns (project_id, name, subject, body, from_address, audience_type, audience_condition)
        values (?, 'Winback', 's', 'b', 'a@example.com', 'FILTERED', ?::jsonb) returning id`,
@@ -472,7 +510,12 @@ describe('usage lists', () => {
     );
     const usage = await api.get('/events/purchase/usage');
     expect(usage.status).toBe(200);
-    expect(usage.body).toEqual({ event: 'purchase', workflows: [], segments: [{ id: seg.body.id, name: 'Buyers' }], campaigns: [{ id: campaign.id, name: 'Winback' }] });
+    expect(usage.body).toEqual({
+      event: 'purchase',
+      workflows: [],
+      segments: [{ id: seg.body.id, name: 'Buyers' }],
+      campaigns: [{ id: campaign.id, name: 'Winback' }],
+    });
     expect((await api.get('/events/purchases/usage')).body).toMatchObject({ segments: [], campaigns: [] });
   });
 });

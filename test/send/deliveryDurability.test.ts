@@ -68,7 +68,9 @@ const receivedCount = (to: string) => smtp.messages.filter((m) => m.envelopeTo.i
  */
 async function everyOutcomeRecorded(projectId: string, count: number, timeoutMs: number): Promise<void> {
   await eventually(async () => {
-    const [row] = await stack.orm.em.fork().execute(`select count(*) filter (where status = 'SENT')::int as sent, count(*)::int as total from emails where project_id = ?`, [projectId]);
+    const [row] = await stack.orm.em
+      .fork()
+      .execute(`select count(*) filter (where status = 'SENT')::int as sent, count(*)::int as total from emails where project_id = ?`, [projectId]);
     if (row.total !== count || row.sent !== count) throw new Error(`${row.sent}/${count} SENT`);
   }, timeoutMs);
 }
@@ -94,7 +96,9 @@ describe('a worker killed between acceptance and delivery', () => {
     const second = await startWorker();
     await everyOutcomeRecorded(project.id, 30, 90_000);
     expect(recipients.filter((to) => receivedCount(to) !== 1)).toEqual([]);
-    const [states] = await stack.orm.em.fork().execute(`select count(*) filter (where status = 'SENT')::int as sent, count(*)::int as total from emails where project_id = ?`, [project.id]);
+    const [states] = await stack.orm.em
+      .fork()
+      .execute(`select count(*) filter (where status = 'SENT')::int as sent, count(*)::int as total from emails where project_id = ?`, [project.id]);
     expect(states).toEqual({ sent: 30, total: 30 });
     await killed(second);
   });
@@ -107,15 +111,21 @@ describe('a worker killed between acceptance and delivery', () => {
     // exactly like a hand-over whose outcome it never learned.
     smtp.slowDown(150);
     const worker = await startWorker();
-    await eventually(() => {
-      if (!smtp.messages.some((m) => m.envelopeTo[0].startsWith('midway-'))) throw new Error('nothing delivered yet');
-    }, 60_000, 5);
+    await eventually(
+      () => {
+        if (!smtp.messages.some((m) => m.envelopeTo[0].startsWith('midway-'))) throw new Error('nothing delivered yet');
+      },
+      60_000,
+      5,
+    );
     await killed(worker);
     const deliveredAtKill = recipients.filter((to) => receivedCount(to) > 0).length;
     // What was in flight at the kill, read before any worker runs again: the emails claimed for a
     // hand-over whose outcome was never recorded. Only these may have reached the relay already
     // and be handed over again.
-    const inFlightRows = await stack.orm.em.fork().execute<Array<{ to_address: string }>>(`select to_address from emails where project_id = ? and status = 'SENDING'`, [project.id]);
+    const inFlightRows = await stack.orm.em
+      .fork()
+      .execute<Array<{ to_address: string }>>(`select to_address from emails where project_id = ? and status = 'SENDING'`, [project.id]);
     const inFlight = new Set(inFlightRows.map((r) => r.to_address));
     smtp.slowDown(0);
 

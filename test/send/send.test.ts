@@ -136,7 +136,13 @@ describe('POST /v1/send', () => {
     expect(await dkimResults(stack, mail.raw)).toEqual([expect.objectContaining({ status: expect.objectContaining({ result: 'pass' }) })]);
     expect(mail.parsed.html).toContain('http://mailroom.test/unsubscribe/');
 
-    const overridden = await send(project, { to: 'reader2@example.org', template: template.body.id, subject: 'Special {{name}}', data: { name: 'Di' }, subscribed: true });
+    const overridden = await send(project, {
+      to: 'reader2@example.org',
+      template: template.body.id,
+      subject: 'Special {{name}}',
+      data: { name: 'Di' },
+      subscribed: true,
+    });
     expect(overridden.status).toBe(200);
     expect((await mailTo('reader2@example.org')).parsed.subject).toBe('Special Di');
   });
@@ -260,7 +266,10 @@ describe('mail whose delivery never started (an API process died between recordi
     // The delivery the sweep started has closed: it sends nothing more.
     await stack.temporal.workflow.getHandle(`send-${id}`).result();
     // A second sweep, started after the email was SENT, finds nothing left to start, and has closed.
-    const second = await triggerScheduleRun<{ started: number; alreadyRunning: number }>(stack.temporal, deliverySweepScheduleId(stack.config.temporalTaskQueue));
+    const second = await triggerScheduleRun<{ started: number; alreadyRunning: number }>(
+      stack.temporal,
+      deliverySweepScheduleId(stack.config.temporalTaskQueue),
+    );
     expect(second.result).toEqual({ started: 0, alreadyRunning: 0 });
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('stranded@example.org'))).toHaveLength(1);
   });
@@ -312,7 +321,17 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
     await expectRefused({ ...valid(), attachments: [{ filename: 'a\r\n.txt', content: one.content }] }, 422, 'attachments.0.filename');
     await expectRefused({ ...valid(), attachments: [{ filename: 'a.txt' }] }, 422, 'attachments.0.content');
     const big = Buffer.alloc(5.5 * 1024 * 1024, 7).toString('base64');
-    await expectRefused({ ...valid(), attachments: [{ filename: 'a.bin', content: big }, { filename: 'b.bin', content: big }] }, 422, 'attachments');
+    await expectRefused(
+      {
+        ...valid(),
+        attachments: [
+          { filename: 'a.bin', content: big },
+          { filename: 'b.bin', content: big },
+        ],
+      },
+      422,
+      'attachments',
+    );
   });
 
   it('to: missing, empty, over the maximum, malformed', async () => {
@@ -371,8 +390,15 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
     expect(first.status).toBe(200);
     await mailTo('once@example.org');
     const again = await expectRefused({ ...valid(), to: 'once@example.org' }, 409, undefined, { 'Idempotency-Key': 'order-1' });
-    expect(again.body.error).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', details: { key: 'order-1', originalRequest: 'POST /v1/send', originalStatusCode: 200 } });
-    const track = await stack.http.post('/v1/track', { email: 'once@example.org', event: 'x' }, { key: project.publicKey, headers: { 'Idempotency-Key': 'order-1' } });
+    expect(again.body.error).toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      details: { key: 'order-1', originalRequest: 'POST /v1/send', originalStatusCode: 200 },
+    });
+    const track = await stack.http.post(
+      '/v1/track',
+      { email: 'once@example.org', event: 'x' },
+      { key: project.publicKey, headers: { 'Idempotency-Key': 'order-1' } },
+    );
     expect(track.status).toBe(409);
     // A refused first request releases its key.
     await expectRefused({ ...valid(), subject: '' }, 422, 'subject', { 'Idempotency-Key': 'order-2' });
@@ -381,9 +407,7 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
   });
 
   it('concurrent duplicates with one key: exactly one is performed', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () => send(project, { ...valid(), to: 'race@example.org' }, { 'Idempotency-Key': 'race-1' })),
-    );
+    const results = await Promise.all(Array.from({ length: 5 }, () => send(project, { ...valid(), to: 'race@example.org' }, { 'Idempotency-Key': 'race-1' })));
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
     await mailTo('race@example.org');
     await projectDeliveriesClosed(stack, project.id);

@@ -71,7 +71,10 @@ function awsStringToSign(m: Record<string, string>): string {
     m.Type === 'Notification'
       ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type']
       : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
-  return keys.filter((k) => m[k] !== undefined).map((k) => `${k}\n${m[k]}\n`).join('');
+  return keys
+    .filter((k) => m[k] !== undefined)
+    .map((k) => `${k}\n${m[k]}\n`)
+    .join('');
 }
 
 function signed(fields: Record<string, string>, options: { version?: '1' | '2'; key?: crypto.KeyObject; certUrl?: string } = {}) {
@@ -119,7 +122,12 @@ const permanentBounce = (email: EmailFixture, address = email.email) => ({
   },
 });
 const complaint = (email: EmailFixture) => ({
-  complaint: { complainedRecipients: [{ emailAddress: email.email }], complaintFeedbackType: 'abuse', timestamp: new Date().toISOString(), feedbackId: crypto.randomUUID() },
+  complaint: {
+    complainedRecipients: [{ emailAddress: email.email }],
+    complaintFeedbackType: 'abuse',
+    timestamp: new Date().toISOString(),
+    feedbackId: crypto.randomUUID(),
+  },
 });
 
 /** As SNS posts: JSON with Content-Type text/plain. */
@@ -129,8 +137,13 @@ const post = (message: unknown, contentType = 'text/plain; charset=UTF-8') =>
     headers: { 'Content-Type': contentType, 'x-amz-sns-message-type': (message as any)?.Type ?? 'Notification' },
   });
 
-const notification = (email: EmailFixture, type: string, body: Record<string, unknown>, options: Parameters<typeof signed>[1] = {}, ids: Parameters<typeof sesNotice>[3] = {}) =>
-  signed({ Type: 'Notification', Message: sesNotice(email, type, body, ids), Subject: 'Amazon SES Email Event Notification' }, options);
+const notification = (
+  email: EmailFixture,
+  type: string,
+  body: Record<string, unknown>,
+  options: Parameters<typeof signed>[1] = {},
+  ids: Parameters<typeof sesNotice>[3] = {},
+) => signed({ Type: 'Notification', Message: sesNotice(email, type, body, ids), Subject: 'Amazon SES Email Event Notification' }, options);
 
 const names = (events: Array<Record<string, any>>) => events.map((e) => e.name);
 
@@ -197,7 +210,9 @@ describe('signatures', () => {
 
   it('accepts a China-region certificate host and answers 503 when the certificate cannot be fetched', async () => {
     const email = await insertSentEmail(stack, project.id);
-    const res = await post(notification(email, 'Delivery', delivery(email), { certUrl: 'https://sns.cn-north-1.amazonaws.com.cn/SimpleNotificationService-x.pem' }));
+    const res = await post(
+      notification(email, 'Delivery', delivery(email), { certUrl: 'https://sns.cn-north-1.amazonaws.com.cn/SimpleNotificationService-x.pem' }),
+    );
     // The host passed the check and was fetched; the test fetcher has no answer for it.
     expect(fetched).toContain('https://sns.cn-north-1.amazonaws.com.cn/SimpleNotificationService-x.pem');
     expect(res.status).toBe(503);
@@ -237,7 +252,13 @@ describe('SNS_TOPIC_ARNS', () => {
       const postTo = (message: Record<string, string>) =>
         limitedHttp.request('POST', '/webhooks/sns', { rawBody: JSON.stringify(message), headers: { 'Content-Type': 'text/plain; charset=UTF-8' } });
       const subscribe = (topic: string) =>
-        signed({ Type: 'SubscriptionConfirmation', TopicArn: topic, Message: 'confirm', Token: 't', SubscribeURL: `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${topic}&Token=t` });
+        signed({
+          Type: 'SubscriptionConfirmation',
+          TopicArn: topic,
+          Message: 'confirm',
+          Token: 't',
+          SubscribeURL: `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${topic}&Token=t`,
+        });
       expect((await postTo(subscribe(TOPIC_ARN))).status).toBe(200);
       const foreign = await postTo(subscribe('arn:aws:sns:eu-west-1:999999999999:someone-else'));
       expect(foreign.status).toBe(403);
@@ -252,7 +273,10 @@ describe('subscription messages', () => {
   it('confirms a subscription by fetching its SubscribeURL', async () => {
     const subscribeUrl = `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${encodeURIComponent(TOPIC_ARN)}&Token=abc123`;
     const res = await post(
-      signed({ Type: 'SubscriptionConfirmation', Token: 'abc123', SubscribeURL: subscribeUrl, Message: `You have chosen to subscribe to the topic ${TOPIC_ARN}.` }, { version: '1' }),
+      signed(
+        { Type: 'SubscriptionConfirmation', Token: 'abc123', SubscribeURL: subscribeUrl, Message: `You have chosen to subscribe to the topic ${TOPIC_ARN}.` },
+        { version: '1' },
+      ),
     );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ received: true, result: 'subscribed' });
@@ -272,7 +296,12 @@ describe('subscription messages', () => {
 
   it('acknowledges an unsubscribe confirmation and logs it', async () => {
     const res = await post(
-      signed({ Type: 'UnsubscribeConfirmation', Token: 't', SubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&Token=t', Message: 'unsubscribed' }),
+      signed({
+        Type: 'UnsubscribeConfirmation',
+        Token: 't',
+        SubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&Token=t',
+        Message: 'unsubscribed',
+      }),
     );
     expect(res.status).toBe(200);
     expect(stack.logs.some((l) => String(l.msg).includes('unsubscribed from the topic'))).toBe(true);
@@ -289,9 +318,20 @@ describe('SES notifications', () => {
     expect(row.delivered_at).not.toBeNull();
     const events = await eventsOf(stack, { emailId: email.emailId });
     expect(events).toEqual([
-      { name: 'email.delivered', source: 'SYSTEM', email_id: email.emailId, contact_id: email.contactId, data: { emailId: email.emailId, subject: 'Receipt', templateId: null, campaignId: null } },
+      {
+        name: 'email.delivered',
+        source: 'SYSTEM',
+        email_id: email.emailId,
+        contact_id: email.contactId,
+        data: { emailId: email.emailId, subject: 'Receipt', templateId: null, campaignId: null },
+      },
     ]);
-    expect(triggered.flatMap((b) => b.events).filter((e) => e.contactId === email.contactId).map((e) => e.name)).toEqual(['email.delivered']);
+    expect(
+      triggered
+        .flatMap((b) => b.events)
+        .filter((e) => e.contactId === email.contactId)
+        .map((e) => e.name),
+    ).toEqual(['email.delivered']);
   });
 
   it('finds the email by our Message-ID (common headers or header list) when SES id is unknown', async () => {
@@ -406,7 +446,10 @@ describe('SES notifications', () => {
   it('answers 200 and changes nothing for an unknown email, a non-SES message and SES event types not acted on', async () => {
     const email = await insertSentEmail(stack, project.id);
     const stranger = { ...email, providerMessageId: 'unknown-ses-id', messageId: '<unknown@example.com>' };
-    expect((await post(notification(stranger, 'Bounce', permanentBounce(email), {}, { header: 'common' }))).body).toEqual({ received: true, result: 'unknown-email' });
+    expect((await post(notification(stranger, 'Bounce', permanentBounce(email), {}, { header: 'common' }))).body).toEqual({
+      received: true,
+      result: 'unknown-email',
+    });
     expect((await post(signed({ Type: 'Notification', Message: 'plain text from another publisher' }))).body.result).toBe('ignored');
     expect((await post(notification(email, 'Send', {}))).body.result).toBe('ignored');
     expect(await emailRow(stack, email.emailId)).toMatchObject({ status: 'SENT' });

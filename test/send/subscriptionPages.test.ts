@@ -61,7 +61,12 @@ describe('unsubscribe page', () => {
     expect(await contactSubscribed(stack, contactId)).toBe(false);
     const events = await eventsOf(stack, { contactId });
     expect(events).toEqual([{ name: 'contact.unsubscribed', source: 'SYSTEM', email_id: null, contact_id: contactId, data: { source: 'page' } }]);
-    expect(triggered.flatMap((b) => b.events).filter((e) => e.contactId === contactId).map((e) => e.name)).toEqual(['contact.unsubscribed']);
+    expect(
+      triggered
+        .flatMap((b) => b.events)
+        .filter((e) => e.contactId === contactId)
+        .map((e) => e.name),
+    ).toEqual(['contact.unsubscribed']);
 
     // Again: still 200, no second event.
     expectPage(await stack.http.request('POST', unsubscribe), 200);

@@ -70,7 +70,12 @@ describe('open pixel', () => {
     // The event is visible through the API and was handed to the triggers.
     const listed = await stack.http.get(`/events?contactId=${fixture.contactId}`, { key: project.secretKey });
     expect(listed.body.data.map((e: any) => e.name)).toEqual(['email.opened']);
-    expect(triggered.flatMap((b) => b.events).filter((e) => e.contactId === fixture.contactId).map((e) => e.name)).toEqual(['email.opened']);
+    expect(
+      triggered
+        .flatMap((b) => b.events)
+        .filter((e) => e.contactId === fixture.contactId)
+        .map((e) => e.name),
+    ).toEqual(['email.opened']);
   });
 
   it('answers the same GIF for a forged, malformed or foreign token and records nothing', async () => {

@@ -116,7 +116,13 @@ describe('POST /v1/verify', () => {
 
   it('finds the nameservers of a mail subdomain in its parent zone, but does not lend them to a name without records', async () => {
     dns.setMx('mail.acme.test', [{ exchange: 'mx.acme.test', priority: 5 }]);
-    expect(await verified('ada@mail.acme.test')).toMatchObject({ valid: true, domainExists: true, hasMxRecords: true, hasWebsite: false, reasons: ['Email appears to be valid'] });
+    expect(await verified('ada@mail.acme.test')).toMatchObject({
+      valid: true,
+      domainExists: true,
+      hasMxRecords: true,
+      hasWebsite: false,
+      reasons: ['Email appears to be valid'],
+    });
     const missing = await verified('ada@nothing-here.acme.test');
     expect(missing).toMatchObject({ valid: false, domainExists: false, hasMxRecords: false });
   });
@@ -225,7 +231,10 @@ describe('POST /v1/verify', () => {
   it('refuses a missing body, a missing or non-string email with 422 naming email', async () => {
     const empty = await stack.http.request('POST', '/v1/verify', { key: project.secretKey });
     expect(empty.status).toBe(422);
-    expect(empty.body.error).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ field: 'email', code: 'invalid_type', message: 'Email is required', received: 'undefined' }] });
+    expect(empty.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      errors: [{ field: 'email', code: 'invalid_type', message: 'Email is required', received: 'undefined' }],
+    });
     for (const email of [42, null, ['ada@acme.test'], { address: 'ada@acme.test' }, true]) {
       const res = await verify(email);
       expect(res.status).toBe(422);
@@ -233,7 +242,11 @@ describe('POST /v1/verify', () => {
     }
     const notObject = await stack.http.post('/v1/verify', ['ada@acme.test'], { key: project.secretKey });
     expect(notObject.status).toBe(422);
-    const notJson = await stack.http.request('POST', '/v1/verify', { key: project.secretKey, rawBody: '{"email":', headers: { 'Content-Type': 'application/json' } });
+    const notJson = await stack.http.request('POST', '/v1/verify', {
+      key: project.secretKey,
+      rawBody: '{"email":',
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error.code).toBe('INVALID_REQUEST_BODY');
   });

@@ -33,7 +33,26 @@ function signed(cwd: string, name: string, cn: string, extensions: string): void
   newKey(cwd, `${name}.key`);
   openssl(['req', '-new', '-key', `${name}.key`, '-subj', `/CN=${cn}`, '-out', `${name}.csr`], cwd);
   fs.writeFileSync(path.join(cwd, `${name}.ext`), extensions);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`], cwd);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ],
+    cwd,
+  );
 }
 
 export function makeTestCertificates(): TestCertificates {

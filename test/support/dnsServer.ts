@@ -124,7 +124,10 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     },
     setASequence(name, answers) {
       records.set(key(name), { ...records.get(key(name)), a: undefined });
-      aSequences.set(key(name), answers.map((a) => [...a]));
+      aSequences.set(
+        key(name),
+        answers.map((a) => [...a]),
+      );
     },
     remove(name) {
       records.delete(key(name));

@@ -69,10 +69,12 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
 /** Starts an API process and returns its base URL once it listens. */
 export async function spawnApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildService & { url: string }> {
   const service = spawnService('api/main.ts', env, nodeArgs);
-  const line = await service.waitForLine((l) => l.msg === 'api listening').catch((err) => {
-    // Never leave a half-started API behind a failed start.
-    service.kill('SIGKILL');
-    throw err;
-  });
+  const line = await service
+    .waitForLine((l) => l.msg === 'api listening')
+    .catch((err) => {
+      // Never leave a half-started API behind a failed start.
+      service.kill('SIGKILL');
+      throw err;
+    });
   return Object.assign(service, { url: `http://127.0.0.1:${Number(line.port)}` });
 }

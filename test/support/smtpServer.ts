@@ -101,12 +101,13 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
     },
     // smtp-server waits for clients to hang up; a pooled client that never does must not hold
     // the caller up for more than a moment.
-    close: () => new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      server.close(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2000);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
   };
 }

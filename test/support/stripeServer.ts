@@ -43,19 +43,47 @@ export async function startStripeServer(): Promise<TestStripeServer> {
     const p = req.params;
     const now = Math.floor(Date.now() / 1000);
     if (req.method === 'POST' && req.path === '/v1/customers') {
-      return { status: 200, body: { id: id('cus'), object: 'customer', name: p.name ?? null, email: p.email ?? null, metadata: { projectId: p['metadata[projectId]'] }, created: now } };
+      return {
+        status: 200,
+        body: {
+          id: id('cus'),
+          object: 'customer',
+          name: p.name ?? null,
+          email: p.email ?? null,
+          metadata: { projectId: p['metadata[projectId]'] },
+          created: now,
+        },
+      };
     }
     if (req.method === 'POST' && req.path === '/v1/checkout/sessions') {
       if (!p.customer || !p['line_items[0][price]'] || !p.success_url || p.mode !== 'subscription') return error(400, 'Missing required param');
       const sessionId = id('cs_test');
       return {
         status: 200,
-        body: { id: sessionId, object: 'checkout.session', mode: 'subscription', customer: p.customer, client_reference_id: p.client_reference_id ?? null, url: `https://checkout.stripe.test/c/pay/${sessionId}`, created: now },
+        body: {
+          id: sessionId,
+          object: 'checkout.session',
+          mode: 'subscription',
+          customer: p.customer,
+          client_reference_id: p.client_reference_id ?? null,
+          url: `https://checkout.stripe.test/c/pay/${sessionId}`,
+          created: now,
+        },
       };
     }
     if (req.method === 'POST' && req.path === '/v1/billing_portal/sessions') {
       if (!p.customer) return error(400, 'Missing required param: customer');
-      return { status: 200, body: { id: id('bps'), object: 'billing_portal.session', customer: p.customer, return_url: p.return_url ?? null, url: `https://billing.stripe.test/p/session/${id('test')}`, created: now } };
+      return {
+        status: 200,
+        body: {
+          id: id('bps'),
+          object: 'billing_portal.session',
+          customer: p.customer,
+          return_url: p.return_url ?? null,
+          url: `https://billing.stripe.test/p/session/${id('test')}`,
+          created: now,
+        },
+      };
     }
     if (req.method === 'GET' && req.path === '/v1/invoices') {
       const all = invoices.get(p.customer) ?? [];
@@ -69,7 +97,15 @@ export async function startStripeServer(): Promise<TestStripeServer> {
       if (!meterEvents.has(identifier)) meterEvents.set(identifier, p);
       return {
         status: 200,
-        body: { object: 'billing.meter_event', identifier, event_name: p.event_name, payload: { stripe_customer_id: p['payload[stripe_customer_id]'], value: p['payload[value]'] }, timestamp: Number(p.timestamp ?? now), created: now, livemode: false },
+        body: {
+          object: 'billing.meter_event',
+          identifier,
+          event_name: p.event_name,
+          payload: { stripe_customer_id: p['payload[stripe_customer_id]'], value: p['payload[value]'] },
+          timestamp: Number(p.timestamp ?? now),
+          created: now,
+          livemode: false,
+        },
       };
     }
     return error(404, `Unrecognized request URL (${req.method}: ${req.path})`);
@@ -93,7 +129,7 @@ export async function startStripeServer(): Promise<TestStripeServer> {
       if (incoming.headers.authorization !== `Bearer ${secretKey}`) reply = error(401, 'Invalid API Key provided');
       else if (failure && failure.count > 0) {
         failure.count--;
-        reply = error(failure.status, 'Something went wrong on Stripe\'s end.', 'api_error');
+        reply = error(failure.status, "Something went wrong on Stripe's end.", 'api_error');
       } else if (request.idempotencyKey && replies.has(request.idempotencyKey)) reply = replies.get(request.idempotencyKey)!;
       else {
         reply = answer(request);

@@ -22,13 +22,17 @@ export async function listRuns(client: Client, query: string): Promise<WorkflowE
  */
 export async function runsClosed(client: Client, query: string, options: { atLeast?: number; timeoutMs?: number } = {}): Promise<WorkflowExecutionInfo[]> {
   const atLeast = options.atLeast ?? 0;
-  return eventually(async () => {
-    const runs = await listRuns(client, query);
-    if (runs.length < atLeast) throw new Error(`${runs.length} of at least ${atLeast} runs visible for ${query}`);
-    const open = runs.filter((r) => r.status.name === 'RUNNING');
-    if (open.length) throw new Error(`still running: ${open.map((r) => r.workflowId).join(', ')}`);
-    return runs;
-  }, options.timeoutMs ?? 30_000, 100);
+  return eventually(
+    async () => {
+      const runs = await listRuns(client, query);
+      if (runs.length < atLeast) throw new Error(`${runs.length} of at least ${atLeast} runs visible for ${query}`);
+      const open = runs.filter((r) => r.status.name === 'RUNNING');
+      if (open.length) throw new Error(`still running: ${open.map((r) => r.workflowId).join(', ')}`);
+      return runs;
+    },
+    options.timeoutMs ?? 30_000,
+    100,
+  );
 }
 
 /**
@@ -54,8 +58,13 @@ export async function workflowsClosed(client: Client, workflowIds: Iterable<stri
 export async function projectDeliveriesClosed(stack: TestStack, projectId: string): Promise<void> {
   const rows = await stack.orm.em
     .fork()
-    .execute<Array<{ id: string }>>(`select distinct delivery_workflow_id as id from emails where project_id = ? and delivery_workflow_id is not null`, [projectId]);
-  await workflowsClosed(stack.temporal, rows.map((r) => r.id));
+    .execute<Array<{ id: string }>>(`select distinct delivery_workflow_id as id from emails where project_id = ? and delivery_workflow_id is not null`, [
+      projectId,
+    ]);
+  await workflowsClosed(
+    stack.temporal,
+    rows.map((r) => r.id),
+  );
 }
 
 export interface ScheduledRun<T> {
@@ -75,11 +84,15 @@ export async function triggerScheduleRun<T>(client: Client, scheduleId: string, 
   const schedule = client.schedule.getHandle(scheduleId);
   const before = (await schedule.describe()).info.numActionsTaken;
   await schedule.trigger();
-  const action = await eventually(async () => {
-    const { info } = await schedule.describe();
-    if (info.numActionsTaken <= before) throw new Error(`schedule ${scheduleId} has not taken the triggered action yet`);
-    return info.recentActions[info.recentActions.length - 1];
-  }, timeoutMs, 100);
+  const action = await eventually(
+    async () => {
+      const { info } = await schedule.describe();
+      if (info.numActionsTaken <= before) throw new Error(`schedule ${scheduleId} has not taken the triggered action yet`);
+      return info.recentActions[info.recentActions.length - 1];
+    },
+    timeoutMs,
+    100,
+  );
   const { workflowId, firstExecutionRunId: runId } = action.action.workflow;
   const result = (await client.workflow.getHandle(workflowId, runId).result()) as T;
   return { workflowId, runId, takenAt: action.takenAt, result };
@@ -91,9 +104,13 @@ export async function triggerScheduleRun<T>(client: Client, scheduleId: string, 
  * it has returned, and with its run closed, nothing starts it again.
  */
 export async function activitiesFinished(stack: TestStack, timeoutMs = 30_000): Promise<void> {
-  await eventually(() => {
-    const running = stack.workers.reduce((n, w) => n + w.getStatus().numInFlightNonLocalActivities, 0);
-    if (running) throw new Error(`${running} activities still running`);
-    return true;
-  }, timeoutMs, 50);
+  await eventually(
+    () => {
+      const running = stack.workers.reduce((n, w) => n + w.getStatus().numInFlightNonLocalActivities, 0);
+      if (running) throw new Error(`${running} activities still running`);
+      return true;
+    },
+    timeoutMs,
+    50,
+  );
 }

@@ -96,7 +96,13 @@ describe('POST /templates', () => {
       fromName: 'Zoë 🚀',
     });
     const got = await stack.http.get(`/templates/${template.id}`, { key: project.secretKey });
-    expect(got.body).toMatchObject({ name: 'Bienvenue 🎉 欢迎', description: 'Ünïcødé ✓', subject: 'Grüße, {{name}} 👋', body: '<p>こんにちは 🌸</p>', fromName: 'Zoë 🚀' });
+    expect(got.body).toMatchObject({
+      name: 'Bienvenue 🎉 欢迎',
+      description: 'Ünïcødé ✓',
+      subject: 'Grüße, {{name}} 👋',
+      body: '<p>こんにちは 🌸</p>',
+      fromName: 'Zoë 🚀',
+    });
   });
 
   it('stores an internationalised sender domain in punycode, covered by the verified domain in any spelling', async () => {
@@ -174,7 +180,11 @@ describe('POST /templates', () => {
 
   it('answers malformed JSON with 400 INVALID_REQUEST_BODY', async () => {
     const { project } = await senderProject();
-    const res = await stack.http.request('POST', '/templates', { rawBody: '{"name": ', headers: { 'Content-Type': 'application/json' }, key: project.secretKey });
+    const res = await stack.http.request('POST', '/templates', {
+      rawBody: '{"name": ',
+      headers: { 'Content-Type': 'application/json' },
+      key: project.secretKey,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('INVALID_REQUEST_BODY');
   });
@@ -544,7 +554,9 @@ describe('GET /templates', () => {
     const { project } = await senderProject();
     for (let i = 0; i < 7; i++) await createTemplate(project, { name: 'Same name' });
     // The same creation moment for all, as templates written in one transaction would have.
-    await stack.orm.em.fork().execute(`update templates set created_at = '2026-01-01T00:00:00Z', updated_at = '2026-01-01T00:00:00Z' where project_id = ?`, [project.id]);
+    await stack.orm.em
+      .fork()
+      .execute(`update templates set created_at = '2026-01-01T00:00:00Z', updated_at = '2026-01-01T00:00:00Z' where project_id = ?`, [project.id]);
     for (const query of ['sort=createdAt&dir=desc', 'sort=name&dir=asc', 'sort=updatedAt&dir=asc']) {
       const all = (await list(project, `?${query}&pageSize=100`)).body.data.map((t: any) => t.id);
       const paged: string[] = [];
@@ -566,7 +578,7 @@ describe('GET /templates', () => {
 });
 
 describe('templates that do not compile', () => {
-  it('are refused on create and update with 422 naming the field and the renderer\'s reason; MJML bodies compile', async () => {
+  it("are refused on create and update with 422 naming the field and the renderer's reason; MJML bodies compile", async () => {
     const { project } = await senderProject();
     const broken = await post(project, { ...valid, body: '<p>{{#if vip}}Hello</p>' });
     expect(broken.status).toBe(422);
@@ -575,7 +587,10 @@ describe('templates that do not compile', () => {
     expect(helper.status).toBe(422);
     expect(helper.body.error.errors[0].field).toBe('subject');
 
-    const mjml = await post(project, { ...valid, body: '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>' });
+    const mjml = await post(project, {
+      ...valid,
+      body: '<mjml><mj-body><mj-section><mj-column><mj-text>Hi {{name}}</mj-text></mj-column></mj-section></mj-body></mjml>',
+    });
     expect(mjml.status).toBe(201);
     const patched = await stack.http.patch(`/templates/${mjml.body.id}`, { body: '<p>{{/each}}</p>' }, { key: project.secretKey });
     expect(patched.status).toBe(422);

@@ -37,7 +37,12 @@ describe('TEMPORAL_TLS_* and TEMPORAL_API_KEY are checked at start', () => {
   });
 
   it('takes each value as a file path or as the PEM text itself, and turns TLS on for an API key', () => {
-    const fromFiles = optionsFor({ TEMPORAL_TLS_CERT: certs.clientCert, TEMPORAL_TLS_KEY: certs.clientKey, TEMPORAL_TLS_CA: certs.caCert, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
+    const fromFiles = optionsFor({
+      TEMPORAL_TLS_CERT: certs.clientCert,
+      TEMPORAL_TLS_KEY: certs.clientKey,
+      TEMPORAL_TLS_CA: certs.caCert,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+    });
     const fromText = optionsFor({
       TEMPORAL_TLS_CERT: fs.readFileSync(certs.clientCert, 'utf8'),
       TEMPORAL_TLS_KEY: fs.readFileSync(certs.clientKey, 'utf8'),
@@ -56,7 +61,10 @@ describe('TEMPORAL_TLS_* and TEMPORAL_API_KEY are checked at start', () => {
   });
 
   it('stops the worker at start with one JSON line naming the bad setting', async () => {
-    const worker = spawnService('worker/main.ts', { ...testEnv({ TEMPORAL_TLS_CERT: certs.clientCert, TEMPORAL_TLS_KEY: certs.otherKey }), DATABASE_URL: 'postgres://unused' });
+    const worker = spawnService('worker/main.ts', {
+      ...testEnv({ TEMPORAL_TLS_CERT: certs.clientCert, TEMPORAL_TLS_KEY: certs.otherKey }),
+      DATABASE_URL: 'postgres://unused',
+    });
     expect(await worker.exited).toBe(1);
     expect(worker.lines).toEqual([expect.objectContaining({ level: 'fatal', msg: expect.stringMatching(/TEMPORAL_TLS_KEY is not the private key/) })]);
   }, 180_000); // a cold child process on a loaded 2-core machine

@@ -109,10 +109,14 @@ it('answers /health 503 naming Temporal while Temporal takes connections and nev
   // client) is among the calls left hanging, /health may still have answered from a refused
   // connection; from then on its answers come while Temporal is there and silent.
   const apiProbed = () => hung!.calls().some((c) => c.path.endsWith('/GetSystemInfo') && c.userAgent.includes('grpc-node-js'));
-  await eventually(async () => {
-    expect((await http.get('/health')).body).toEqual(down);
-    return apiProbed();
-  }, 60_000, 250);
+  await eventually(
+    async () => {
+      expect((await http.get('/health')).body).toEqual(down);
+      return apiProbed();
+    },
+    60_000,
+    250,
+  );
   for (let i = 0; i < 3; i++) {
     const res = await http.get('/health');
     expect(res.status).toBe(503);
@@ -132,16 +136,24 @@ it('sets the namespace up itself once Temporal answers, imports to the last row,
 
   const { project } = await accountWithProject(http);
   const csv = ['email,firstName', ...Array.from({ length: ROWS }, (_, i) => `fresh${i}@example.com,Row${i}`)].join('\n');
-  const accepted = await eventually(async () => {
-    const res = await uploadFile(api!.url, '/contacts/import', project.secretKey, { name: 'c.csv', content: csv });
-    if (res.status !== 202) throw new Error(`import answered ${res.status}: ${JSON.stringify(res.body)}`);
-    return res;
-  }, 30_000, 250);
-  const job = await eventually(async () => {
-    const r = await http.get(`/contacts/import/${accepted.body.jobId}`, { key: project.secretKey });
-    if (r.body.status !== 'COMPLETED') throw new Error(`still ${r.body.status}`);
-    return r.body;
-  }, 120_000, 250);
+  const accepted = await eventually(
+    async () => {
+      const res = await uploadFile(api!.url, '/contacts/import', project.secretKey, { name: 'c.csv', content: csv });
+      if (res.status !== 202) throw new Error(`import answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return res;
+    },
+    30_000,
+    250,
+  );
+  const job = await eventually(
+    async () => {
+      const r = await http.get(`/contacts/import/${accepted.body.jobId}`, { key: project.secretKey });
+      if (r.body.status !== 'COMPLETED') throw new Error(`still ${r.body.status}`);
+      return r.body;
+    },
+    120_000,
+    250,
+  );
   expect(job).toMatchObject({ status: 'COMPLETED', total: ROWS });
   expect((await http.get(`/contacts?email=fresh${ROWS - 1}@example.com`, { key: project.secretKey })).status).toBe(200);
 
@@ -157,11 +169,15 @@ it('sets the namespace up itself once Temporal answers, imports to the last row,
   expect((await http.get('/health')).body).toEqual(down);
   await new Promise((resolve) => setTimeout(resolve, 3000)); // long enough for reconnect backoff to grow
   temporal = await startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port, namespace: NAMESPACE });
-  await eventually(async () => {
-    const res = await http.post('/contacts/bulk-subscribe', { contactIds: ['00000000-0000-4000-8000-000000000000'] }, { key: project.secretKey });
-    if (res.status !== 202) throw new Error(`bulk answered ${res.status}`);
-    return res;
-  }, 120_000, 100);
+  await eventually(
+    async () => {
+      const res = await http.post('/contacts/bulk-subscribe', { contactIds: ['00000000-0000-4000-8000-000000000000'] }, { key: project.secretKey });
+      if (res.status !== 202) throw new Error(`bulk answered ${res.status}`);
+      return res;
+    },
+    120_000,
+    100,
+  );
 
   // The worker's stdout stayed JSON throughout, the SDK core's own warnings included.
   for (const line of worker!.stdout) expect(() => JSON.parse(line)).not.toThrow();

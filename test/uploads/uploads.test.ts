@@ -58,7 +58,10 @@ async function postForm(stack: TestStack, key: string, form: FormData) {
 /** Every file under dir, temporary ones included (a refused upload must leave none). */
 function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 async function uploadRows(stack: TestStack): Promise<number> {
@@ -143,7 +146,10 @@ describe('uploads on local storage', () => {
   });
 
   it('refuses a text file renamed to .png', async () => {
-    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, 'just some text, honestly\n'.repeat(50), 'photo.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
+    await expectRefusedWithNothingStored(
+      () => upload(stack, project.secretKey, 'just some text, honestly\n'.repeat(50), 'photo.png', 'image/png'),
+      'UNSUPPORTED_IMAGE_TYPE',
+    );
   });
 
   it('refuses an HTML page posing as a JPEG, and a PDF', async () => {
@@ -151,7 +157,10 @@ describe('uploads on local storage', () => {
       () => upload(stack, project.secretKey, '<!doctype html><html><script>alert(1)</script></html>', 'a.jpg', 'image/jpeg'),
       'UNSUPPORTED_IMAGE_TYPE',
     );
-    const res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, '%PDF-1.7\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n', 'a.png', 'image/png'), 'UNSUPPORTED_IMAGE_TYPE');
+    const res = await expectRefusedWithNothingStored(
+      () => upload(stack, project.secretKey, '%PDF-1.7\n%âãÏÓ\n1 0 obj\n<<>>\nendobj\n', 'a.png', 'image/png'),
+      'UNSUPPORTED_IMAGE_TYPE',
+    );
     expect(res.body.error.message).toMatch(/pdf/i);
   });
 
@@ -159,7 +168,10 @@ describe('uploads on local storage', () => {
     const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(document.cookie)</script></svg>';
     const res = await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, svg, 'logo.svg', 'image/svg+xml'), 'SVG_NOT_ALLOWED');
     expect(res.body.error.message).toMatch(/script/);
-    await expectRefusedWithNothingStored(() => upload(stack, project.secretKey, `<?xml version="1.0" encoding="UTF-8"?>\n${svg}`, 'logo.png', 'image/png'), 'SVG_NOT_ALLOWED');
+    await expectRefusedWithNothingStored(
+      () => upload(stack, project.secretKey, `<?xml version="1.0" encoding="UTF-8"?>\n${svg}`, 'logo.png', 'image/png'),
+      'SVG_NOT_ALLOWED',
+    );
   });
 
   it('refuses a file that only starts like an image', async () => {
@@ -272,7 +284,14 @@ describe('uploads on local storage', () => {
     expect(head.headers.get('content-length')).toBe(String(bytes.length));
     expect(head.headers.get('content-type')).toBe('image/webp');
 
-    for (const name of [`${body.id}.png`, `${body.id}`, '00000000-0000-4000-8000-000000000000.webp', 'nothing.png', '..%2F..%2Fsecret', `${body.id.toUpperCase()}.webp`]) {
+    for (const name of [
+      `${body.id}.png`,
+      `${body.id}`,
+      '00000000-0000-4000-8000-000000000000.webp',
+      'nothing.png',
+      '..%2F..%2Fsecret',
+      `${body.id.toUpperCase()}.webp`,
+    ]) {
       const res = await stack.http.get(`/uploads/${name}`);
       expect([name, res.status]).toEqual([name, 404]);
     }
@@ -346,7 +365,13 @@ describe('uploads in an S3-compatible store', () => {
     const res = await upload(stack, project.secretKey, bytes, 'x.bin');
     expect(res.status).toBe(201);
     const ext = EXTENSIONS[format];
-    expect(res.body).toMatchObject({ url: `http://mailroom.test/uploads/${res.body.id}.${ext}`, contentType: `image/${format}`, width: 3, height: 9, size: bytes.length });
+    expect(res.body).toMatchObject({
+      url: `http://mailroom.test/uploads/${res.body.id}.${ext}`,
+      contentType: `image/${format}`,
+      width: 3,
+      height: 9,
+      size: bytes.length,
+    });
 
     const stored = await objectBytes(`images/${project.id}/${res.body.id}.${ext}`);
     expect(stored?.bytes.equals(bytes)).toBe(true);
@@ -422,8 +447,16 @@ describe('S3 settings', () => {
 
   it('reads the separate variables', () => {
     expect(
-      env({ S3_BUCKET: 'mail-images', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b', S3_FORCE_PATH_STYLE: 'false' }).s3,
-    ).toEqual({ endpoint: 'http://127.0.0.1:9000', bucket: 'mail-images', region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, forcePathStyle: false, keyPrefix: '' });
+      env({ S3_BUCKET: 'mail-images', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b', S3_FORCE_PATH_STYLE: 'false' })
+        .s3,
+    ).toEqual({
+      endpoint: 'http://127.0.0.1:9000',
+      bucket: 'mail-images',
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      forcePathStyle: false,
+      keyPrefix: '',
+    });
     expect(env({}).s3).toBeNull();
   });
 

@@ -312,7 +312,12 @@ describe('redirects', () => {
 
   it('refuses a redirect to a private address, literal or by name, without contacting it', async () => {
     dns.setA('internal.test', ['127.0.0.2']);
-    for (const location of [`http://127.0.0.2:${receiver.port}/admin`, `http://internal.test:${receiver.port}/admin`, 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:127.0.0.2]/']) {
+    for (const location of [
+      `http://127.0.0.2:${receiver.port}/admin`,
+      `http://internal.test:${receiver.port}/admin`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:127.0.0.2]/',
+    ]) {
       receiver.on('/go', (_req, res) => res.writeHead(302, { location }).end());
       const error = await failure(send({ url: `${receiver.url}/go`, body: '{}', ...onlyLoopbackOne }));
       expect([location, error.kind, error.retryable]).toEqual([location, 'ADDRESS_REFUSED', false]);

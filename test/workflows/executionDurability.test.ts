@@ -41,9 +41,15 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = await startStackWorker(stack, { SMTP_URL: smtp.url,
-    // Continue as new every couple of steps: a looping execution must cross runs without losing its place.
-    EXECUTION_HISTORY_EVENTS: '40' }, WORKER_START_MS);
+  const worker = await startStackWorker(
+    stack,
+    {
+      SMTP_URL: smtp.url,
+      // Continue as new every couple of steps: a looping execution must cross runs without losing its place.
+      EXECUTION_HISTORY_EVENTS: '40',
+    },
+    WORKER_START_MS,
+  );
   workers.push(worker);
   return worker;
 }
@@ -57,7 +63,11 @@ const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('
 const key = () => ({ key: project.secretKey });
 
 async function template(subject: string): Promise<string> {
-  const res = await stack.http.post('/templates', { name: unique('t'), subject, body: '<p>Hello {{firstName}}</p>', from: `hello@${domain}`, type: 'TRANSACTIONAL' }, key());
+  const res = await stack.http.post(
+    '/templates',
+    { name: unique('t'), subject, body: '<p>Hello {{firstName}}</p>', from: `hello@${domain}`, type: 'TRANSACTIONAL' },
+    key(),
+  );
   expect(res.status).toBe(201);
   return res.body.id;
 }
@@ -129,23 +139,28 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
   for (const email of waitingEmails) await track(email, paidEvent);
   // Both are facts in the runs' histories before a worker starts again: every DELAY's timer has
   // fired, and every waiting run has been signalled.
-  const delays = await eventually(async () => {
-    const timers: Array<{ executionId: string; dueAt: number }> = [];
-    for (const executionId of await executionIds(delayed.id)) {
-      const events = await history(executionId);
-      const timer = events.filter((e) => e.timerStartedEventAttributes).pop();
-      if (!timer) throw new Error(`execution ${executionId} has no timer`);
-      const dueAt = tsToMs(timer.eventTime) + tsToMs(timer.timerStartedEventAttributes!.startToFireTimeout);
-      const fired = events.some((e) => e.timerFiredEventAttributes && String(e.timerFiredEventAttributes.startedEventId) === String(timer.eventId));
-      if (!fired) throw new Error(`the DELAY of execution ${executionId}, due at ${new Date(dueAt).toISOString()}, has not fired yet`);
-      timers.push({ executionId, dueAt });
-    }
-    for (const executionId of await executionIds(waiting.id)) {
-      const events = await history(executionId);
-      if (!events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventArrived')) throw new Error(`execution ${executionId} has not been signalled yet`);
-    }
-    return timers;
-  }, 30_000, 250);
+  const delays = await eventually(
+    async () => {
+      const timers: Array<{ executionId: string; dueAt: number }> = [];
+      for (const executionId of await executionIds(delayed.id)) {
+        const events = await history(executionId);
+        const timer = events.filter((e) => e.timerStartedEventAttributes).pop();
+        if (!timer) throw new Error(`execution ${executionId} has no timer`);
+        const dueAt = tsToMs(timer.eventTime) + tsToMs(timer.timerStartedEventAttributes!.startToFireTimeout);
+        const fired = events.some((e) => e.timerFiredEventAttributes && String(e.timerFiredEventAttributes.startedEventId) === String(timer.eventId));
+        if (!fired) throw new Error(`the DELAY of execution ${executionId}, due at ${new Date(dueAt).toISOString()}, has not fired yet`);
+        timers.push({ executionId, dueAt });
+      }
+      for (const executionId of await executionIds(waiting.id)) {
+        const events = await history(executionId);
+        if (!events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventArrived'))
+          throw new Error(`execution ${executionId} has not been signalled yet`);
+      }
+      return timers;
+    },
+    30_000,
+    250,
+  );
   // The DELAYs were due after the kill: they ran out while no worker ran, not before.
   expect(delays).toHaveLength(CONTACTS);
   for (const { dueAt } of delays) expect(dueAt).toBeGreaterThan(killedAt);
@@ -154,7 +169,12 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
   await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('COMPLETED')), 90_000);
   await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('COMPLETED')), 90_000);
   for (const email of delayedEmails) {
-    expect(smtp.messages.filter((m) => m.envelopeTo[0] === email).map((m) => m.parsed.subject).sort()).toEqual(['First Del', 'Second Del']);
+    expect(
+      smtp.messages
+        .filter((m) => m.envelopeTo[0] === email)
+        .map((m) => m.parsed.subject)
+        .sort(),
+    ).toEqual(['First Del', 'Second Del']);
   }
   for (const email of waitingEmails) {
     expect(smtp.messages.filter((m) => m.envelopeTo[0] === email).map((m) => m.parsed.subject)).toEqual(['Second Wai']);
@@ -186,11 +206,15 @@ it('a loop through a DELAY crosses runs (continue-as-new) and leaves when the co
     return list.data[0].id as string;
   });
   // Several runs: the first ones ended by continuing as new.
-  await eventually(async () => {
-    let runs = 0;
-    for await (const _run of stack.temporal.workflow.list({ query: `WorkflowId = "execution-${executionId}"` })) runs++;
-    expect(runs).toBeGreaterThanOrEqual(3);
-  }, 60_000, 500);
+  await eventually(
+    async () => {
+      let runs = 0;
+      for await (const _run of stack.temporal.workflow.list({ query: `WorkflowId = "execution-${executionId}"` })) runs++;
+      expect(runs).toBeGreaterThanOrEqual(3);
+    },
+    60_000,
+    500,
+  );
   await stack.http.patch(`/contacts/${tracked.contact}`, { data: { stop: true } }, key());
   const done = await eventually(async () => {
     const execution = (await stack.http.get(`/workflows/${wf.id}/executions/${executionId}`, key())).body;

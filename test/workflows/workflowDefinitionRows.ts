@@ -30,7 +30,10 @@ export async function insertWorkflow(
     [projectId, definition.name ?? 'Test workflow', definition.eventName, definition.enabled ?? true, definition.allowReentry ?? false],
   );
   const steps: Record<string, string> = {};
-  const all: Array<{ key: string; type: string; config?: Record<string, unknown>; templateId?: string }> = [{ key: 'trigger', type: 'TRIGGER', config: { eventName: definition.eventName } }, ...definition.steps];
+  const all: Array<{ key: string; type: string; config?: Record<string, unknown>; templateId?: string }> = [
+    { key: 'trigger', type: 'TRIGGER', config: { eventName: definition.eventName } },
+    ...definition.steps,
+  ];
   for (const step of all) {
     const [row] = await em.execute(`insert into workflow_steps (workflow_id, type, name, config, template_id) values (?, ?, ?, ?::jsonb, ?) returning id`, [
       workflow.id,

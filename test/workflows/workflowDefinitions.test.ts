@@ -164,7 +164,12 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
   });
 
   it('SEND_EMAIL: a template of the project, sent to the contact by default or to a custom address', async () => {
-    const step = await addStep(workflowId, 'SEND_EMAIL', { templateId: shared.templateId.toUpperCase() }, { name: 'Welcome mail', position: { x: 120.5, y: -40 } });
+    const step = await addStep(
+      workflowId,
+      'SEND_EMAIL',
+      { templateId: shared.templateId.toUpperCase() },
+      { name: 'Welcome mail', position: { x: 120.5, y: -40 } },
+    );
     expect(step).toEqual({
       id: expect.any(String),
       type: 'SEND_EMAIL',
@@ -175,7 +180,12 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
-    const custom = await addStep(workflowId, 'SEND_EMAIL', { recipient: { type: 'CUSTOM', customEmail: ' Boss@Example.COM ' } }, { templateId: shared.templateId });
+    const custom = await addStep(
+      workflowId,
+      'SEND_EMAIL',
+      { recipient: { type: 'CUSTOM', customEmail: ' Boss@Example.COM ' } },
+      { templateId: shared.templateId },
+    );
     expect(custom.config).toEqual({ templateId: shared.templateId, recipient: { type: 'CUSTOM', customEmail: 'boss@example.com' } });
     expect(custom.name).toBe('Send email');
   });
@@ -240,8 +250,13 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
 
   it('WAIT_FOR_EVENT: an event name (unicode too), with or without a timeout in seconds', async () => {
     expect((await addStep(workflowId, 'WAIT_FOR_EVENT', { eventName: ' purchase ' })).config).toEqual({ eventName: 'purchase' });
-    expect((await addStep(workflowId, 'WAIT_FOR_EVENT', { eventName: 'email.opened', timeout: 3600 })).config).toEqual({ eventName: 'email.opened', timeout: 3600 });
-    expect((await addStep(workflowId, 'WAIT_FOR_EVENT', { eventName: 'bestellung_bestätigt 🎉', timeout: null })).config).toEqual({ eventName: 'bestellung_bestätigt 🎉' });
+    expect((await addStep(workflowId, 'WAIT_FOR_EVENT', { eventName: 'email.opened', timeout: 3600 })).config).toEqual({
+      eventName: 'email.opened',
+      timeout: 3600,
+    });
+    expect((await addStep(workflowId, 'WAIT_FOR_EVENT', { eventName: 'bestellung_bestätigt 🎉', timeout: null })).config).toEqual({
+      eventName: 'bestellung_bestätigt 🎉',
+    });
   });
 
   it.each([
@@ -310,7 +325,9 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
       body: { user: '{{contact.email}}', tags: ['a', 'b'] },
     });
     expect((await addStep(workflowId, 'WEBHOOK', { url: 'http://localhost:9000/hook' })).config).toEqual({ url: 'http://localhost:9000/hook', method: 'POST' });
-    expect((await addStep(workflowId, 'WEBHOOK', { url: 'https://x.example/{{data.path}}', body: 'plain {{contact.email}}' })).config.body).toBe('plain {{contact.email}}');
+    expect((await addStep(workflowId, 'WEBHOOK', { url: 'https://x.example/{{data.path}}', body: 'plain {{contact.email}}' })).config.body).toBe(
+      'plain {{contact.email}}',
+    );
   });
 
   it.each([
@@ -342,10 +359,10 @@ describe('POST /workflows/:id/steps: every kind of step config', () => {
 
   it('UPDATE_CONTACT: updates under the contact data rules (reserved keys dropped) and a subscription action', async () => {
     const step = await addStep(workflowId, 'UPDATE_CONTACT', {
-      updates: { plan: 'pro', score: 3, nested: { a: 1 }, gone: null, email: 'hijack@example.com', mailroom_id: 'x', 'straße': 'ok' },
+      updates: { plan: 'pro', score: 3, nested: { a: 1 }, gone: null, email: 'hijack@example.com', mailroom_id: 'x', straße: 'ok' },
       subscriptionAction: 'unsubscribe',
     });
-    expect(step.config).toEqual({ updates: { plan: 'pro', score: 3, nested: { a: 1 }, gone: null, 'straße': 'ok' }, subscriptionAction: 'unsubscribe' });
+    expect(step.config).toEqual({ updates: { plan: 'pro', score: 3, nested: { a: 1 }, gone: null, straße: 'ok' }, subscriptionAction: 'unsubscribe' });
     expect((await addStep(workflowId, 'UPDATE_CONTACT', {})).config).toEqual({ updates: {}, subscriptionAction: 'none' });
   });
 
@@ -420,7 +437,11 @@ describe('PATCH /workflows/:id/steps/:stepId', () => {
   it('renames, moves and replaces the config, checked against the step kind', async () => {
     const w = await createWorkflow();
     const step = await addStep(w.id, 'DELAY', delay);
-    const res = await as(shared.project).patch(`/workflows/${w.id}/steps/${step.id}`, { name: 'Wait a bit', position: { x: 5, y: 6 }, config: { amount: 2.5, unit: 'days' } });
+    const res = await as(shared.project).patch(`/workflows/${w.id}/steps/${step.id}`, {
+      name: 'Wait a bit',
+      position: { x: 5, y: 6 },
+      config: { amount: 2.5, unit: 'days' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: step.id, type: 'DELAY', name: 'Wait a bit', position: { x: 5, y: 6 }, config: { amount: 2.5, unit: 'days' } });
     const bad = await as(shared.project).patch(`/workflows/${w.id}/steps/${step.id}`, { config: { amount: 400, unit: 'days' } });
@@ -439,7 +460,10 @@ describe('PATCH /workflows/:id/steps/:stepId', () => {
     const step = await addStep(w.id, 'SEND_EMAIL', { templateId: shared.templateId, recipient: { type: 'CUSTOM', customEmail: 'boss@example.com' } });
     const res = await as(shared.project).patch(`/workflows/${w.id}/steps/${step.id}`, { templateId: second.body.id });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ templateId: second.body.id, config: { templateId: second.body.id, recipient: { type: 'CUSTOM', customEmail: 'boss@example.com' } } });
+    expect(res.body).toMatchObject({
+      templateId: second.body.id,
+      config: { templateId: second.body.id, recipient: { type: 'CUSTOM', customEmail: 'boss@example.com' } },
+    });
     const foreign = await as(shared.project).patch(`/workflows/${w.id}/steps/${step.id}`, { config: { templateId: other.templateId } });
     expect(foreign.status).toBe(422);
     expect(fieldsOf(foreign)).toEqual(['config.templateId']);
@@ -473,7 +497,14 @@ describe('POST and DELETE /workflows/:id/transitions', () => {
     const exit = await addStep(w.id, 'EXIT', {});
     const mail = await addStep(w.id, 'SEND_EMAIL', { templateId: shared.templateId });
     const first = await connect(w.id, triggerOf(w), wait.id);
-    expect(first).toEqual({ id: expect.any(String), fromStepId: triggerOf(w), toStepId: wait.id, branch: null, waitOutcome: null, createdAt: expect.any(String) });
+    expect(first).toEqual({
+      id: expect.any(String),
+      fromStepId: triggerOf(w),
+      toStepId: wait.id,
+      branch: null,
+      waitOutcome: null,
+      createdAt: expect.any(String),
+    });
     expect((await connect(w.id, wait.id, condition.id)).waitOutcome).toBe('EVENT');
     expect((await connect(w.id, wait.id, exit.id, { waitOutcome: 'TIMEOUT' })).waitOutcome).toBe('TIMEOUT');
     expect((await connect(w.id, condition.id, mail.id, { branch: 'yes' })).branch).toBe('yes');
@@ -534,7 +565,9 @@ describe('POST and DELETE /workflows/:id/transitions', () => {
   it('answers 1 of 2 concurrent identical transitions with 409, never 500', async () => {
     const w = await createWorkflow();
     const a = await addStep(w.id, 'DELAY', delay);
-    const results = await Promise.all([0, 1, 2].map(() => as(shared.project).post(`/workflows/${w.id}/transitions`, { fromStepId: triggerOf(w), toStepId: a.id })));
+    const results = await Promise.all(
+      [0, 1, 2].map(() => as(shared.project).post(`/workflows/${w.id}/transitions`, { fromStepId: triggerOf(w), toStepId: a.id })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
   });
 
@@ -776,7 +809,11 @@ describe('PATCH /workflows/:id', () => {
       await connect(w.id, condition.id, hook.id, { branch: 'no' });
       const res = await enable(w.id);
       expect(res.body.error.details.problems).toEqual([
-        expect.objectContaining({ kind: 'cycle_without_pause', stepIds: [hook.id, update.id, condition.id].sort(), message: expect.stringMatching(/no DELAY or WAIT_FOR_EVENT/) }),
+        expect.objectContaining({
+          kind: 'cycle_without_pause',
+          stepIds: [hook.id, update.id, condition.id].sort(),
+          message: expect.stringMatching(/no DELAY or WAIT_FOR_EVENT/),
+        }),
       ]);
     });
 
@@ -836,7 +873,10 @@ describe('editing an enabled workflow', () => {
     const { id, mail, wait, edges } = await runnableWorkflow();
     expect((await as(shared.project).patch(`/workflows/${id}`, { enabled: true })).status).toBe(200);
     const hook = await addStep(id, 'WEBHOOK', { url: 'https://example.com/hook' });
-    expect((await as(shared.project).get(`/workflows/${id}`)).body).toMatchObject({ enabled: true, problems: [expect.objectContaining({ kind: 'unreachable_step' })] });
+    expect((await as(shared.project).get(`/workflows/${id}`)).body).toMatchObject({
+      enabled: true,
+      problems: [expect.objectContaining({ kind: 'unreachable_step' })],
+    });
     // Rewire mail → hook → wait, a transition at a time: the hook is unreachable in between, which runs never see.
     expect((await as(shared.project).del(`/workflows/${id}/transitions/${edges[1].id}`)).status).toBe(204);
     await connect(id, mail.id, hook.id);
@@ -877,7 +917,7 @@ describe('DELETE /workflows/:id', () => {
 });
 
 describe('GET /workflows', () => {
-  it('pages, searches, filters and sorts the project\'s workflows', async () => {
+  it("pages, searches, filters and sorts the project's workflows", async () => {
     const { project, templateId } = await sendingProject();
     const names = ['Alpha welcome', 'beta Nurture', 'Gamma winback'];
     const created = [];
@@ -951,7 +991,10 @@ describe('usage of templates, events and contact fields', () => {
     const second = await as(shared.project).post('/templates', { name: 'Used', subject: 'S', body: '<p>b</p>', from: `hello@${shared.domain}` });
     const { id, mail } = await runnableWorkflow(shared.project, second.body.id, { name: 'Uses a template' });
     const usage = await as(shared.project).get(`/templates/${second.body.id}/usage`);
-    expect(usage.body).toEqual({ campaigns: [], workflowSteps: [{ id: mail.id, name: 'Send email', workflowId: id, workflowName: 'Uses a template', enabled: false }] });
+    expect(usage.body).toEqual({
+      campaigns: [],
+      workflowSteps: [{ id: mail.id, name: 'Send email', workflowId: id, workflowName: 'Uses a template', enabled: false }],
+    });
     const refused = await as(shared.project).del(`/templates/${second.body.id}`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.details.workflowSteps).toHaveLength(1);
@@ -1002,7 +1045,11 @@ describe('GET /workflows/fields', () => {
   it('lists contact fields, custom data keys, and event names with their data keys', async () => {
     const { project } = await sendingProject();
     await as(project).post('/contacts', { email: 'ada@example.com', data: { plan: 'pro', seats: 3 } });
-    const tracked = await stack.http.post('/v1/track', { email: 'ada@example.com', event: 'purchase', data: { amount: 42, sku: 'A-1' } }, { key: project.publicKey });
+    const tracked = await stack.http.post(
+      '/v1/track',
+      { email: 'ada@example.com', event: 'purchase', data: { amount: 42, sku: 'A-1' } },
+      { key: project.publicKey },
+    );
     expect(tracked.status).toBe(200);
     const res = await as(project).get('/workflows/fields');
     expect(res.status).toBe(200);
@@ -1018,7 +1065,13 @@ describe('GET /workflows/fields', () => {
         { field: 'data.seats', type: 'number', coverage: 100 },
       ]),
     );
-    expect(res.body.events).toContainEqual({ name: 'purchase', fields: [{ field: 'event.amount', type: 'number' }, { field: 'event.sku', type: 'string' }] });
+    expect(res.body.events).toContainEqual({
+      name: 'purchase',
+      fields: [
+        { field: 'event.amount', type: 'number' },
+        { field: 'event.sku', type: 'string' },
+      ],
+    });
     expect(res.body.events.map((e: any) => e.name)).toEqual(expect.arrayContaining(['contact.subscribed', 'email.opened']));
     const fresh = await as(other.project).get('/workflows/fields');
     expect(fresh.body.events.find((e: any) => e.name === 'purchase')).toBeUndefined();
@@ -1056,14 +1109,22 @@ describe('workflowGraph (pure)', () => {
   it('runProblems ignores what runs cannot reach; graphProblems does not', () => {
     const steps = [step('trigger', 'TRIGGER'), step('a', 'DELAY'), step('lonely', 'CONDITION')];
     const transitions = [edge('t1', 'trigger', 'a')];
-    expect(graphProblems(steps, transitions).map((p) => p.kind).sort()).toEqual(['condition_branch_missing', 'condition_branch_missing', 'unreachable_step']);
+    expect(
+      graphProblems(steps, transitions)
+        .map((p) => p.kind)
+        .sort(),
+    ).toEqual(['condition_branch_missing', 'condition_branch_missing', 'unreachable_step']);
     expect(runProblems(steps, transitions)).toEqual([]);
   });
 
   it('finds a loop without a pause in a 20,000-step chain without exhausting the stack', () => {
     const n = 20_000;
     const steps = [step('trigger', 'TRIGGER'), ...Array.from({ length: n }, (_, i) => step(`s${i}`, 'WEBHOOK'))];
-    const transitions = [edge('t', 'trigger', 's0'), ...Array.from({ length: n - 1 }, (_, i) => edge(`e${i}`, `s${i}`, `s${i + 1}`)), edge('back', `s${n - 1}`, 's0')];
+    const transitions = [
+      edge('t', 'trigger', 's0'),
+      ...Array.from({ length: n - 1 }, (_, i) => edge(`e${i}`, `s${i}`, `s${i + 1}`)),
+      edge('back', `s${n - 1}`, 's0'),
+    ];
     const problems = graphProblems(steps, transitions);
     expect(problems.map((p) => p.kind)).toEqual(['cycle_without_pause']);
     expect(problems[0].stepIds).toHaveLength(n);

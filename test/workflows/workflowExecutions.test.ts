@@ -25,7 +25,9 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
   receiver = await startWebhookReceiver();
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_DELAYS: '1s' } });
+  stack = await startTestStack({
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_DELAYS: '1s' },
+  });
   ({ project, domain } = await projectWithVerifiedDomain(stack, dns));
 });
 
@@ -42,7 +44,14 @@ const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('
 async function template(overrides: Record<string, unknown> = {}): Promise<string> {
   const res = await stack.http.post(
     '/templates',
-    { name: unique('t'), subject: 'Hi {{firstName}} ({{plan}})', body: '<p>Hello {{firstName}}, order {{orderId}}</p>', from: `hello@${domain}`, type: 'TRANSACTIONAL', ...overrides },
+    {
+      name: unique('t'),
+      subject: 'Hi {{firstName}} ({{plan}})',
+      body: '<p>Hello {{firstName}}, order {{orderId}}</p>',
+      from: `hello@${domain}`,
+      type: 'TRANSACTIONAL',
+      ...overrides,
+    },
     { key: project.secretKey },
   );
   expect(res.status).toBe(201);
@@ -55,8 +64,10 @@ async function track(email: string, event: string, data?: Record<string, unknown
   return res.body.data as { contact: string; event: string };
 }
 
-const executions = async (workflowId: string, query = '') => (await stack.http.get(`/workflows/${workflowId}/executions${query}`, { key: project.secretKey })).body;
-const execution = async (workflowId: string, id: string) => (await stack.http.get(`/workflows/${workflowId}/executions/${id}`, { key: project.secretKey })).body;
+const executions = async (workflowId: string, query = '') =>
+  (await stack.http.get(`/workflows/${workflowId}/executions${query}`, { key: project.secretKey })).body;
+const execution = async (workflowId: string, id: string) =>
+  (await stack.http.get(`/workflows/${workflowId}/executions/${id}`, { key: project.secretKey })).body;
 
 /** The one execution of a contact in a workflow, once it reached `status`. */
 async function untilStatus(workflowId: string, contactId: string, status: string, timeoutMs = 60_000) {
@@ -120,7 +131,11 @@ describe('execution walks', () => {
   it('SEND_EMAIL whose relay refuses for now: the walk goes on and the mail arrives through a delivery workflow with retries', async () => {
     const templateId = await template();
     const event = unique('later');
-    const wf = await insertWorkflow(stack, project.id, { eventName: event, steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId }, templateId }], transitions: chain('mail') });
+    const wf = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId }, templateId }],
+      transitions: chain('mail'),
+    });
     const email = `${unique('later')}@example.org`;
     smtp.failTemporarily(email, 1);
     const tracked = await track(email, event, { firstName: 'Lat' });
@@ -244,7 +259,11 @@ describe('execution walks', () => {
       res.statusCode = 410;
       res.end('gone');
     });
-    const wf = await insertWorkflow(stack, project.id, { eventName: event, steps: [{ key: 'hook', type: 'WEBHOOK', config: { url: `${receiver.url}${path}` } }], transitions: chain('hook') });
+    const wf = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      steps: [{ key: 'hook', type: 'WEBHOOK', config: { url: `${receiver.url}${path}` } }],
+      transitions: chain('hook'),
+    });
     const tracked = await track(`${unique('x')}@example.org`, event);
     const failed = await untilStatus(wf.id, tracked.contact, 'FAILED');
     expect(failed.error).toMatch(/WEBHOOK/);
@@ -255,8 +274,18 @@ describe('execution walks', () => {
 describe('triggers and re-entry', () => {
   it('allowReentry false: one execution per contact ever, even for two events at the same instant; true: one per event', async () => {
     const event = unique('visit');
-    const once = await insertWorkflow(stack, project.id, { eventName: event, allowReentry: false, steps: [{ key: 'wait', type: 'DELAY', config: { amount: 1, unit: 'days' } }], transitions: chain('wait') });
-    const every = await insertWorkflow(stack, project.id, { eventName: event, allowReentry: true, steps: [{ key: 'wait', type: 'DELAY', config: { amount: 1, unit: 'days' } }], transitions: chain('wait') });
+    const once = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      allowReentry: false,
+      steps: [{ key: 'wait', type: 'DELAY', config: { amount: 1, unit: 'days' } }],
+      transitions: chain('wait'),
+    });
+    const every = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      allowReentry: true,
+      steps: [{ key: 'wait', type: 'DELAY', config: { amount: 1, unit: 'days' } }],
+      transitions: chain('wait'),
+    });
     const email = `${unique('twice')}@example.org`;
     await Promise.all([track(email, event), track(email, event)]);
     await track(email, event);
@@ -275,13 +304,22 @@ describe('triggers and re-entry', () => {
 
   it('a disabled workflow starts nothing; UPDATE_CONTACT emits contact.unsubscribed, which starts another workflow', async () => {
     const event = unique('leave');
-    const off = await insertWorkflow(stack, project.id, { eventName: event, enabled: false, steps: [{ key: 'stop', type: 'EXIT' }], transitions: chain('stop') });
+    const off = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      enabled: false,
+      steps: [{ key: 'stop', type: 'EXIT' }],
+      transitions: chain('stop'),
+    });
     const leaving = await insertWorkflow(stack, project.id, {
       eventName: event,
       steps: [{ key: 'unsubscribe', type: 'UPDATE_CONTACT', config: { subscriptionAction: 'unsubscribe', updates: { leftAt: 'today', plan: null } } }],
       transitions: chain('unsubscribe'),
     });
-    const goodbye = await insertWorkflow(stack, project.id, { eventName: 'contact.unsubscribed', steps: [{ key: 'stop', type: 'EXIT', config: { reason: 'goodbye' } }], transitions: chain('stop') });
+    const goodbye = await insertWorkflow(stack, project.id, {
+      eventName: 'contact.unsubscribed',
+      steps: [{ key: 'stop', type: 'EXIT', config: { reason: 'goodbye' } }],
+      transitions: chain('stop'),
+    });
     const tracked = await track(`${unique('leaver')}@example.org`, event, { plan: 'pro' });
     await untilStatus(leaving.id, tracked.contact, 'COMPLETED');
     const contact = (await stack.http.get(`/contacts/${tracked.contact}`, { key: project.secretKey })).body;
@@ -296,10 +334,15 @@ describe('triggers and re-entry', () => {
   it('MARKETING mail to an unsubscribed contact is recorded SUPPRESSED and the walk goes on', async () => {
     const event = unique('promo');
     const templateId = await template({ type: 'MARKETING' });
-    const wf = await insertWorkflow(stack, project.id, { eventName: event, steps: [{ key: 'promo', type: 'SEND_EMAIL', config: { templateId }, templateId }], transitions: chain('promo') });
+    const wf = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      steps: [{ key: 'promo', type: 'SEND_EMAIL', config: { templateId }, templateId }],
+      transitions: chain('promo'),
+    });
     const email = `${unique('unsub')}@example.org`;
     await stack.http.post('/contacts', { email, subscribed: false }, { key: project.secretKey });
-    const tracked = (await stack.http.post('/v1/track', { email, event, subscribed: false, preserveExistingSubscription: true }, { key: project.publicKey })).body.data;
+    const tracked = (await stack.http.post('/v1/track', { email, event, subscribed: false, preserveExistingSubscription: true }, { key: project.publicKey }))
+      .body.data;
     const done = await untilStatus(wf.id, tracked.contact, 'COMPLETED');
     expect(done.steps[1].output).toMatchObject({ status: 'SUPPRESSED' });
     const [row] = await sql(`select status, error from emails where workflow_execution_id = ?`, [done.id]);
@@ -321,7 +364,10 @@ describe('the track path', () => {
     // project. (What the track path costs such a project in statements is a figure of
     // `npm run bench:platform`.)
     const contactIds = tracked.map((t) => t.contact);
-    const [none] = await sql(`select count(*)::int as n from workflow_executions where project_id = ? or contact_id = any(?::uuid[])`, [quiet.id, `{${contactIds.join(',')}}`]);
+    const [none] = await sql(`select count(*)::int as n from workflow_executions where project_id = ? or contact_id = any(?::uuid[])`, [
+      quiet.id,
+      `{${contactIds.join(',')}}`,
+    ]);
     expect(none.n).toBe(0);
     expect((await executions(elsewhere.id)).total).toBe(0);
 
@@ -378,7 +424,11 @@ describe('the executions API', () => {
 
   it('the cancel signal ends an execution CANCELLED too', async () => {
     const event = unique('signal-cancel');
-    const wf = await insertWorkflow(stack, project.id, { eventName: event, steps: [{ key: 'wait', type: 'DELAY', config: { amount: 2, unit: 'hours' } }], transitions: chain('wait') });
+    const wf = await insertWorkflow(stack, project.id, {
+      eventName: event,
+      steps: [{ key: 'wait', type: 'DELAY', config: { amount: 2, unit: 'hours' } }],
+      transitions: chain('wait'),
+    });
     const tracked = await track(`${unique('sig')}@example.org`, event);
     const waiting = await untilStatus(wf.id, tracked.contact, 'WAITING');
     await stack.temporal.workflow.getHandle(`execution-${waiting.id}`).signal('cancel', { reason: 'operator' });
@@ -427,7 +477,8 @@ describe('through the definition API', () => {
       expect(res.status).toBe(201);
       return res.body.id as string;
     };
-    const link = async (fromStepId: string, toStepId: string) => expect((await stack.http.post(`/workflows/${wf.id}/transitions`, { fromStepId, toStepId }, k)).status).toBe(201);
+    const link = async (fromStepId: string, toStepId: string) =>
+      expect((await stack.http.post(`/workflows/${wf.id}/transitions`, { fromStepId, toStepId }, k)).status).toBe(201);
     const pause = await step('DELAY', { amount: 0.1, unit: 'minutes' });
     const tag = await step('UPDATE_CONTACT', { updates: { tagged: true } });
     const end = await step('EXIT', { reason: 'end of the line' });
@@ -467,11 +518,10 @@ describe('the execution sweep', () => {
       [project.id, wf.id, contactA.id, wf.steps.trigger],
     );
     // B: its event was recorded, then the process died before the row.
-    const [missed] = await em.execute(`insert into events (project_id, contact_id, name, source, data, created_at) values (?, ?, ?, 'API', '{"n":1}', now() - interval '40 seconds') returning id`, [
-      project.id,
-      contactB.id,
-      event,
-    ]);
+    const [missed] = await em.execute(
+      `insert into events (project_id, contact_id, name, source, data, created_at) values (?, ?, ?, 'API', '{"n":1}', now() - interval '40 seconds') returning id`,
+      [project.id, contactB.id, event],
+    );
     await stack.temporal.schedule.getHandle(executionSweepScheduleId(stack.config.temporalTaskQueue)).trigger();
     const a = await untilStatus(wf.id, contactA.id, 'WAITING');
     expect(a.id).toBe(unstarted.id);
@@ -480,7 +530,11 @@ describe('the execution sweep', () => {
 
     // A's awaited event was recorded, but its signal was never sent.
     await em.execute(`update workflow_executions set waiting_since = now() - interval '1 minute' where id = ?`, [a.id]);
-    await em.execute(`insert into events (project_id, contact_id, name, source, data) values (?, ?, ?, 'API', '{"go":true}')`, [project.id, contactA.id, `${event}-go`]);
+    await em.execute(`insert into events (project_id, contact_id, name, source, data) values (?, ?, ?, 'API', '{"go":true}')`, [
+      project.id,
+      contactA.id,
+      `${event}-go`,
+    ]);
     await stack.temporal.schedule.getHandle(executionSweepScheduleId(stack.config.temporalTaskQueue)).trigger();
     const done = await untilStatus(wf.id, contactA.id, 'COMPLETED');
     expect(done.context).toEqual({ go: true });
