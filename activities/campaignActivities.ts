@@ -4,10 +4,11 @@ import type { ActivityDeps } from './deps';
 import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
-import { recipientRefusal } from '../db/emails/recipientRefusal';
+import { recipientRefusal } from '../services/sending/recipientRefusal';
 import { domainRepository } from '../db/domains/domainRepository';
-import { deliverRecordedEmails } from '../mail/delivery/recordedEmailDelivery';
-import { renderEmail, templateVariables } from '../mail/rendering/renderEmail';
+import { deliverRecordedEmails } from '../services/sending/recordedEmailDelivery';
+import { renderEmail } from '../mail/rendering/renderEmail';
+import { templateVariables } from '../services/sending/templateVariables';
 import { emailLinks } from '../mail/links/signedLinks';
 import { usageCaps, type UsageCategory } from '../db/billing/usageCaps';
 

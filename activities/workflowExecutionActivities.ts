@@ -1,13 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { executionRepository, type DefinitionStep, type HistoryRow, type WalkState } from '../db/workflows/executionRepository';
-import { nextStepId } from '../db/workflows/workflowGraph';
+import { nextStepId } from '../services/automation/automationGraph';
 import { contactRepository } from '../db/contacts/contactRepository';
-import { delayMs, exitReason, StepConfigError, waitForEvent } from '../automation/steps/stepConfig';
-import { evaluateCondition } from '../automation/steps/conditionStep';
-import { sendEmailStep } from '../automation/steps/sendEmailStep';
-import { updateContactStep } from '../automation/steps/updateContactStep';
-import { webhookStep, WebhookStepRetry } from '../automation/steps/webhookStep';
+import { delayMs, exitReason, StepConfigError, waitForEvent } from '../services/automation/steps/stepConfig';
+import { evaluateCondition } from '../services/automation/steps/conditionStep';
+import { sendEmailStep } from '../services/automation/steps/sendEmailStep';
+import { updateContactStep } from '../services/automation/steps/updateContactStep';
+import { webhookStep, WebhookStepRetry } from '../services/automation/steps/webhookStep';
 
 /** An event handed to a waiting execution (the `eventArrived` signal). */
 export interface ArrivedEvent {

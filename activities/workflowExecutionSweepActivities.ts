@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { executionRepository } from '../db/workflows/executionRepository';
-import { signalWaitingExecution, startExecution } from '../automation/executionStarts';
+import { signalWaitingExecution, startExecution } from '../services/automation/executionStarts';
 
 /** Older than any normal path from the event to the start or the signal. */
 const GRACE_SECONDS = 30;
@@ -12,7 +12,7 @@ const PER_SWEEP = 2000;
 export function createWorkflowExecutionSweepActivities({ orm, config, logger }: ActivityDeps) {
   return {
     /**
-     * Repairs what a process that died mid-way leaves (see automation/executionTriggers.ts):
+     * Repairs what a process that died mid-way leaves (see services/automation/executionTriggers.ts):
      * events of enabled workflows' triggers that got no execution get one; executions recorded
      * but never started are started; events a waiting execution waits for, recorded since its
      * wait began, are handed to it again (the workflow ignores one it has). Starts and signals go

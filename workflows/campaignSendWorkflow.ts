@@ -12,8 +12,8 @@ import {
 } from '@temporalio/workflow';
 import type { CampaignActivities, CampaignBatchResult } from '../activities/campaignActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryTaskQueue } from '../temporal/taskQueues';
+import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal/searchAttributes';
 
 const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } =
   proxyActivities<CampaignActivities>({

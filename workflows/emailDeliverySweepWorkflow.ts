@@ -2,8 +2,8 @@ import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@t
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EmailDeliveryActivities } from '../activities/emailDeliveryActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryTaskQueue } from '../temporal/taskQueues';
+import { EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal/searchAttributes';
 
 const { findUndeliveredEmails } = proxyActivities<EmailDeliveryActivities>({
   startToCloseTimeout: '1 minute',

@@ -17,8 +17,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ArrivedEvent, SendRetry, StepOutcome, WorkflowExecutionActivities } from '../activities/workflowExecutionActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryTaskQueue } from '../temporal/taskQueues';
+import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal/searchAttributes';
 
 const stepActivityOptions = {
   startToCloseTimeout: '2 minutes',

@@ -1,5 +1,5 @@
 import { z, type ZodTypeAny } from 'zod';
-import { badRequest } from './errors';
+import { badRequest } from '../../lib/errors';
 
 /** Opaque keyset cursors: base64url JSON of the sort key and id of the last row served. */
 export function encodeCursor(value: Record<string, unknown>): string {

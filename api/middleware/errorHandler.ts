@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../lib/logger';
-import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../http/errors';
+import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../../lib/errors';
 import { fromDatabaseError } from '../http/databaseErrors';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';

@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import { ApiError, invalidJson } from '../http/errors';
+import { ApiError, invalidJson } from '../../lib/errors';
 import { contentEncodings, readDecodedBody } from '../http/bodyDecoding';
 import { findJsonProblem, jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/untrustedJson';
 

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../state';
-import { forgetWorkflowTriggers } from '../../automation/executionTriggers';
+import { forgetWorkflowTriggers } from '../../services/automation/executionTriggers';
 
 /**
  * After any change under /workflows (enabling, a new trigger event, a WAIT_FOR_EVENT step), this

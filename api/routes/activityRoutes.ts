@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../../lib/errors';
 import { parseQuery, uuidPattern } from '../http/validation';
 import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';

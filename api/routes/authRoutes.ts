@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, conflict, forbidden } from '../http/errors';
+import { ApiError, badRequest, conflict, forbidden } from '../../lib/errors';
 import { emailAddress, parseBody, parseQuery } from '../http/validation';
 import { endSession, requireUser, startSession } from '../auth/session';
 import { admitLoginAttempt, loginSucceeded } from '../auth/loginThrottle';
@@ -12,9 +12,8 @@ import { userRepository } from '../../db/repositories/userRepository';
 import { hashPassword, verifyPassword, burnPasswordCheck, MAX_PASSWORD_BYTES } from '../../lib/passwords';
 import type { User } from '../../db/entities/user';
 import type { UserTokenPurpose } from '../../db/entities/userToken';
-import type { AccountEmailRequest } from '../../activities/accountEmailActivities';
-import { accountEmailRequestWorkflow } from '../../workflows';
-import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
+import type { accountEmailRequestWorkflow } from '../../workflows';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 
 const password = z
   .string({ required_error: 'Password is required' })
@@ -42,9 +41,9 @@ export function authRoutes(deps: ApiDeps) {
    * token and sends it, so this costs the same whatever the outcome. False when Temporal refused the start.
    */
   async function queueAccountEmail(ctx: AppContext, email: string, purpose: UserTokenPurpose): Promise<boolean> {
-    const request: AccountEmailRequest = { requestId: randomUUID(), email, purpose };
+    const request: Parameters<typeof accountEmailRequestWorkflow>[0] = { requestId: randomUUID(), email, purpose };
     try {
-      await startWorkflow(temporal, accountEmailRequestWorkflow, {
+      await startWorkflow(temporal, 'accountEmailRequestWorkflow', {
         workflowId: `account-email-${request.requestId}`,
         taskQueue: temporal.taskQueue,
         args: [request],

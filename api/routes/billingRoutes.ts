@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, conflict } from '../http/errors';
+import { ApiError, conflict } from '../../lib/errors';
 import { parseBody, parseQuery } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';

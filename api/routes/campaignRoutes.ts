@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../http/errors';
+import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery, toFieldErrors } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { unverifiedSenderDomain } from '../http/senderDomain';
@@ -11,10 +11,12 @@ import { emailRepository } from '../../db/emails/emailRepository';
 import { campaignRepository, EDITABLE_STATUSES, serializeCampaign, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
 import { CAMPAIGN_LIMITS, campaignListQuery, createCampaignBody, sendCampaignBody, testCampaignBody, updateCampaignBody } from '../schemas/campaignSchemas';
 import { validateConditionTree } from '../../db/conditions';
-import { cancelCampaignSend, notDraft, startCampaignSend } from '../campaigns/campaignSending';
-import { checkTemplate, renderEmail, templateVariables } from '../../mail/rendering/renderEmail';
+import { cancelCampaignSend, notDraft, startCampaignSend } from '../../services/campaigns/campaignSending';
+import { checkTemplate, renderEmail } from '../../mail/rendering/renderEmail';
+import { templateVariables } from '../../services/sending/templateVariables';
 import { emailLinks } from '../../mail/links/signedLinks';
-import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
+import { WorkflowStartError } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 /** A rate in percent of `sentCount`, two decimals; 0 when nothing was sent. */
 const rate = (count: number, sent: number) => (sent > 0 ? Math.round((count / sent) * 10_000) / 100 : 0);
@@ -154,7 +156,13 @@ export function campaignRoutes(deps: ApiDeps) {
         { field: 'segmentId', message: "The campaign's segment was deleted; choose another audience with PUT before sending", code: 'invalid_type' },
       ]);
     }
-    const started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
+    let started;
+    try {
+      started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
+    } catch (err) {
+      if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The campaign could not be started; it is still a draft. Try again shortly.');
+      throw err;
+    }
     ctx.body = {
       success: true,
       data: started,

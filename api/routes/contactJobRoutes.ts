@@ -1,16 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, notFound, payloadTooLarge } from '../http/errors';
+import { badRequest, notFound, payloadTooLarge } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
-import { CsvFileError, checkCsvUpload } from '../../db/contacts/csvImport';
+import { CsvFileError, checkCsvUpload } from '../../services/contacts/csvImport';
 import { jobUploadRepository, UploadChunker } from '../../db/jobs/jobUploadRepository';
 import { consumeMultipartFile } from '../http/multipartFile';
-import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
-import { ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
-import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
+import { ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
@@ -38,7 +38,7 @@ export function contactJobRoutes(deps: ApiDeps) {
   async function startJobWorkflow(
     ctx: AppContext,
     job: { id: string },
-    workflow: typeof importContactsWorkflow | typeof bulkContactsWorkflow,
+    workflow: 'importContactsWorkflow' | 'bulkContactsWorkflow',
     prefix: 'import' | 'bulk',
   ) {
     const workflowId = `${prefix}-${job.id}`;
@@ -86,7 +86,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       await jobUploadRepository.claim(tx, upload.uploadId, created.id);
       return created;
     });
-    await startJobWorkflow(ctx, job, importContactsWorkflow, 'import');
+    await startJobWorkflow(ctx, job, 'importContactsWorkflow', 'import');
     ctx.status = 202;
     ctx.body = { jobId: job.id, status: job.status, total: job.total };
   });
@@ -103,7 +103,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
       const projectId = ctx.state.project!.id;
       const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
-      await startJobWorkflow(ctx, job, bulkContactsWorkflow, 'bulk');
+      await startJobWorkflow(ctx, job, 'bulkContactsWorkflow', 'bulk');
       ctx.status = 202;
       ctx.body = { jobId: job.id, status: job.status, total: job.total };
     });

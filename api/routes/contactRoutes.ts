@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, plainBadRequest } from '../http/errors';
+import { badRequest, conflict, notFound, plainBadRequest } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
 import { contactCursor, decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
@@ -9,8 +9,8 @@ import { contactData } from '../schemas/contactSchemas';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
 import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
-import { splitDataChanges } from '../../db/contacts/contactDataRules';
-import { contactUsage } from './contactUsage';
+import { splitDataChanges } from '../../services/contacts/contactDataRules';
+import { contactUsage } from '../../services/contacts/contactFieldUsage';
 
 const listQuery = z.object({
   limit: z.coerce

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { conflict, notFound } from '../http/errors';
+import { conflict, notFound } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { parseDomainName } from '../../db/domains/domainName';
-import { checkDomain, serializeDomain } from '../../db/domains/domainVerification';
+import { parseDomainName } from '../../lib/domainName';
+import { checkDomain, serializeDomain } from '../../services/domains/domainVerification';
 import { dnsResolverFromConfig } from '../../lib/dns/dnsResolver';
 
 const createBody = z.object({

@@ -23,7 +23,7 @@ async function databaseReachable(deps: ApiDeps): Promise<boolean> {
 
 /**
  * GET /health: 200 when PostgreSQL and Temporal both answer, 503 naming the part that does not.
- * Temporal's answer is cached for a second (temporal-config/healthCheck.ts).
+ * Temporal's answer is cached for a second (temporal/healthCheck.ts).
  */
 export function healthRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();

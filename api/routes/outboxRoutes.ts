@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { notFound } from '../http/errors';
+import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { OutboxMessageSchema } from '../../db/entities/outboxMessage';

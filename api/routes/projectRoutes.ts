@@ -1,15 +1,15 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { ApiError, conflict, forbidden, notFound } from '../http/errors';
+import { ApiError, conflict, forbidden, notFound } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
 import { memberRepository } from '../../db/repositories/memberRepository';
 import { userRepository } from '../../db/repositories/userRepository';
 import { ProjectMemberSchema, memberRoles } from '../../db/entities/projectMember';
-import { projectSecurity } from './projectSecurity';
-import { projectSetupState } from './projectSetupState';
+import { projectSecurity } from '../../services/projects/projectSecurity';
+import { projectSetupState } from '../../services/projects/projectSetupState';
 
 const role = z.enum(memberRoles);
 const addMemberBody = z.object({ email: emailAddress, role: role.default('MEMBER') });

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
+import { badRequest, conflict, notFound, plainBadRequest, validationFailed } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery, singleLineString } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { validateConditionTree, type ConditionTree } from '../../db/conditions';

@@ -2,20 +2,22 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { parseBody } from '../http/validation';
-import { notFound, validationFailed, type FieldError } from '../http/errors';
+import { notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
 import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
-import { splitDataChanges } from '../../db/contacts/contactDataRules';
+import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
-import { recipientRefusal } from '../../db/emails/recipientRefusal';
+import { recipientRefusal } from '../../services/sending/recipientRefusal';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
-import { checkTemplate, renderEmail, templateVariables, type TemplateType } from '../../mail/rendering/renderEmail';
+import { checkTemplate, renderEmail, type TemplateType } from '../../mail/rendering/renderEmail';
+import { templateVariables } from '../../services/sending/templateVariables';
 import { emailLinks } from '../../mail/links/signedLinks';
-import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
+import { WorkflowStartError } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 interface Recipient {
   email: string;
@@ -37,7 +39,7 @@ interface SendPlan {
  * POST /v1/send (secret key): validates the whole request before anything is written, then for
  * each recipient in order upserts the contact under the data rules, renders the message and
  * records the email; answers once every email is recorded and its delivery durably scheduled
- * (api/send/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
+ * (services/sending/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
  */
 export function sendRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();

@@ -4,7 +4,7 @@ import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { z } from 'zod';
 import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
+import { conflict, notFound, plainBadRequest, validationFailed } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';

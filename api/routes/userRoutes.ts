@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { notFound } from '../http/errors';
+import { notFound } from '../../lib/errors';
 import { parseBody, singleLineString } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
@@ -10,7 +10,7 @@ import { projectDataRepository } from '../../db/repositories/projectDataReposito
 import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
 import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
-import { projectSecurity } from './projectSecurity';
+import { projectSecurity } from '../../services/projects/projectSecurity';
 import { uploadRepository } from '../../db/uploads/uploadRepository';
 
 const projectBody = z.object({ name: singleLineString(100) });

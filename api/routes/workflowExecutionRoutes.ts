@@ -1,16 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, conflict, notFound, validationFailed } from '../http/errors';
+import { ApiError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactData } from '../schemas/contactSchemas';
 import { enumOf, MAX_PAGE, MAX_PAGE_SIZE } from '../schemas/messageContentFields';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/workflows/executionRepository';
-import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
-import { workflowExecutionWorkflow } from '../../workflows/workflowExecutionWorkflow';
-import { executionStartOptions, executionWorkflowId } from '../../automation/executionStarts';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
+import { executionStartOptions, executionWorkflowId } from '../../services/automation/executionStarts';
 
 /**
  * POST /workflows/:id/executions: one of `contactId` (uuid) or `email` (an existing contact of the
@@ -121,7 +121,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
       throw conflict('This contact already entered this workflow, which does not allow re-entry', { workflowId: workflow.id, contactId: contact.id });
     }
     try {
-      await startWorkflow(deps.temporal, workflowExecutionWorkflow, executionStartOptions(execution, deps.temporal.taskQueue));
+      await startWorkflow(deps.temporal, 'workflowExecutionWorkflow', executionStartOptions(execution, deps.temporal.taskQueue));
     } catch (err) {
       deps.logger.error({ ...workflowStartLogFields(err), executionId: execution.id }, 'could not start an execution; withdrawn');
       await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [

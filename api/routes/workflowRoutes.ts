@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, conflict, notFound, validationFailed, type FieldError } from '../http/errors';
+import { ApiError, badRequest, conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery, toFieldErrors } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import {
@@ -25,7 +25,7 @@ import {
   type StepRow,
   type WorkflowRow,
 } from '../../db/workflows/workflowRepository';
-import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../db/workflows/workflowGraph';
+import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../services/automation/automationGraph';
 import { contactFields } from '../../db/contacts/contactFields';
 import { eventRepository } from '../../db/events/eventRepository';
 import { entryEventName, exitEventName } from '../../db/segments/segmentMembership';

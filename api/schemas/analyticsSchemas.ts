@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../../lib/errors';
 import type { TimeRange } from '../../db/analytics/analyticsRepository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dataProblem } from '../../db/contacts/contactDataRules';
+import { dataProblem } from '../../services/contacts/contactDataRules';
 
 /** `data` as sent on contact writes, track and send: an object within the limits of contract section 5. */
 export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {

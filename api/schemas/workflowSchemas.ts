@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { emailAddress } from '../http/validation';
 import { enumOf, offsetListQuery, optional, singleLine, text } from './messageContentFields';
 import { contactData } from './contactSchemas';
-import { RESERVED_DATA_KEYS } from '../../db/contacts/contactDataRules';
+import { RESERVED_DATA_KEYS } from '../../services/contacts/contactDataRules';
 import { conditionTreeIssues, OPERATORS, type Operator } from '../../db/conditions/conditionTree';
 import { findJsonProblem } from '../../lib/untrustedJson';
-import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../db/workflows/workflowGraph';
-import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../db/workflows/conditionStepField';
+import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
+import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../services/automation/conditionStepField';
 import {
   DELAY_UNITS,
   delaySeconds,
@@ -20,7 +20,7 @@ import {
   type UpdateContactConfig,
   type WaitForEventConfig,
   type WebhookConfig,
-} from '../../db/workflows/stepConfigs';
+} from '../../services/automation/stepConfigs';
 
 /**
  * Request bodies of the workflow definition endpoints and the config of every step kind

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { setOwn, type DataChanges } from './contactDataRules';
+import { setOwn } from '../../lib/ownProperty';
 
 export interface ContactRow {
   id: string;
@@ -17,7 +17,8 @@ export interface ContactUpsert {
   subscribedIfNew: boolean;
   /** Subscription state to set if the contact exists; undefined keeps it. */
   subscribedIfExisting?: boolean;
-  data: DataChanges;
+  /** The data changes the contact data rules decided (services/contacts/contactDataRules.ts): keys to save, keys to delete, and this request's one-shot values. */
+  data: { set: Record<string, unknown>; unset: string[]; oneShot: Record<string, unknown> };
   /** An event to record for the contact in the same statement (POST /v1/track). */
   event?: { name: string; data: Record<string, unknown> | null };
   /** Also answer whether the address is on the project's suppression list (POST /v1/send). */

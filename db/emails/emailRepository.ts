@@ -2,9 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { usageCaps } from '../billing/usageCaps';
 
-export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'WORKFLOW';
-export type EmailType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
-export type EmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'OPENED' | 'CLICKED' | 'BOUNCED' | 'COMPLAINED' | 'FAILED' | 'SUPPRESSED';
+export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
+import type { EmailSource, EmailType, EmailStatus } from './emailKinds';
 
 /** An email as accepted, before anything was attempted. */
 export interface NewEmail {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { likeContains } from '../contacts/contactQueries';
-import type { Branch, GraphStep, GraphTransition, StepType, WaitOutcome } from './workflowGraph';
+import type { Branch, GraphStep, GraphTransition, StepType, WaitOutcome } from './automationSteps';
 
 /**
  * Workflow definitions (contract section 12): the workflow, its steps and its transitions. Every

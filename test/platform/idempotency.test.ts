@@ -10,7 +10,7 @@ import { requestId } from '../../api/middleware/requestId';
 import { errorHandler } from '../../api/middleware/errorHandler';
 import { requireKey } from '../../api/auth/apiKey';
 import { idempotency } from '../../api/middleware/idempotency';
-import { badRequest } from '../../api/http/errors';
+import { badRequest } from '../../lib/errors';
 import type { AppState } from '../../api/state';
 import { hourlyCleanupScheduleId } from '../../worker/schedules';
 import { eventually } from '../support/eventually';

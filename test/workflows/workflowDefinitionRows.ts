@@ -1,5 +1,5 @@
 import type { TestStack } from '../support/testStack';
-import { forgetWorkflowTriggers } from '../../automation/executionTriggers';
+import { forgetWorkflowTriggers } from '../../services/automation/executionTriggers';
 
 export interface StepRow {
   key: string;
