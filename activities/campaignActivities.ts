@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
+import { campaignStatus } from '../services/campaigns/campaignStatus';
 import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
@@ -63,22 +64,17 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
      * (`stopReason`), and its unattempted emails withdrawn.
      */
     async stopCampaignAtCap(input: { campaignId: string; category: UsageCategory; limit: number | null; sent: number }): Promise<void> {
-      await campaignSendRepository.cancel(orm.em.fork(), input.campaignId, {
-        code: 'BILLING_LIMIT_EXCEEDED',
-        category: input.category,
-        limit: input.limit,
-        message: `Stopped after ${input.sent} emails: the project's monthly ${input.category} cap${input.limit === null ? '' : ` of ${input.limit}`} is reached. Raise it with PUT /users/@me/projects/:id/billing-limits.`,
-      });
+      await campaignStatus.stopAtCap(orm.em.fork(), input.campaignId, input);
     },
 
     /** Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal). */
     async cancelCampaignSend(input: { campaignId: string }): Promise<void> {
-      await campaignSendRepository.cancel(orm.em.fork(), input.campaignId);
+      await campaignStatus.endSend(orm.em.fork(), input.campaignId);
     },
 
     /** SCHEDULED → SENDING; false when the campaign was cancelled or deleted meanwhile. */
     async beginCampaignSend(input: { campaignId: string }): Promise<boolean> {
-      return campaignSendRepository.begin(orm.em.fork(), input.campaignId);
+      return campaignStatus.begin(orm.em.fork(), input.campaignId);
     },
 
     /** Fixes the audience (once); answers the number of recipients. */
@@ -196,7 +192,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
 
     /** SENDING → SENT with sentAt; false when it was cancelled meanwhile. */
     async finishCampaignSend(input: { campaignId: string }): Promise<boolean> {
-      return campaignSendRepository.finish(orm.em.fork(), input.campaignId);
+      return campaignStatus.finish(orm.em.fork(), input.campaignId);
     },
   };
 }

@@ -8,6 +8,7 @@ import { startWorkflow, workflowStartLogFields, WorkflowStartError } from '../..
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
 
 import { usageCaps } from '../../db/billing/usageCaps';
+import { campaignStatus } from './campaignStatus';
 
 /** The campaign's one workflow (contract section 14): a retried start never runs it twice. */
 export const campaignWorkflowId = (campaignId: string) => `campaign-${campaignId}`;
@@ -34,24 +35,15 @@ export interface SendStarted {
  */
 export async function startCampaignSend(deps: CampaignSendingDeps, em: EntityManager, campaign: CampaignRow, scheduledFor: Date | null): Promise<SendStarted> {
   const later = scheduledFor && scheduledFor.getTime() > Date.now() ? scheduledFor : null;
-  const status: CampaignStatus = later ? 'SCHEDULED' : 'SENDING';
+  const status = later ? 'SCHEDULED' : 'SENDING';
   // A campaign sent now into a campaigns cap already used up would send nothing (contract 17).
   if (!later) {
     const refusal = await usageCaps.wouldExceed(em, campaign.projectId, 'campaigns', 1);
     if (refusal) throw refusal;
   }
-  const moved = await em.transactional((tx) =>
-    tx.execute(
-      `update campaigns set status = ?, scheduled_for = ?, updated_at = now()
-       where project_id = ? and id = ? and status = 'DRAFT'
-       returning id, name, status, scheduled_for`,
-      [status, later, campaign.projectId, campaign.id],
-    ),
-  );
-  if (!moved.length) {
-    const [current] = await em.execute(`select status from campaigns where project_id = ? and id = ?`, [campaign.projectId, campaign.id]);
-    throw notDraft('sent', current?.status ?? campaign.status);
-  }
+  const target = { campaignId: campaign.id, projectId: campaign.projectId };
+  const moved = await em.transactional((tx) => campaignStatus.start(tx, target, later));
+  if (!moved) throw notDraft('sent', (await campaignStatus.current(em, target)) ?? campaign.status);
 
   try {
     await startWorkflow(deps.temporal, 'campaignSendWorkflow', {
@@ -67,16 +59,11 @@ export async function startCampaignSend(deps: CampaignSendingDeps, em: EntityMan
     // A start that timed out may have succeeded: a running workflow of this campaign is the one wanted.
     if (!(err instanceof WorkflowStartError && err.cause instanceof WorkflowExecutionAlreadyStartedError)) {
       deps.logger.error({ ...workflowStartLogFields(err), campaignId: campaign.id, projectId: campaign.projectId }, 'could not start a campaign send');
-      await em.execute(`update campaigns set status = 'DRAFT', scheduled_for = null, updated_at = now() where project_id = ? and id = ? and status = ?`, [
-        campaign.projectId,
-        campaign.id,
-        status,
-      ]);
+      await campaignStatus.undoStart(em, target, status);
       throw err;
     }
   }
-  const row = moved[0];
-  return { id: row.id, name: row.name, status: row.status, scheduledFor: row.scheduled_for ? new Date(row.scheduled_for) : null };
+  return { id: moved.id, name: moved.name, status: moved.status, scheduledFor: moved.scheduledFor };
 }
 
 /**
@@ -91,15 +78,10 @@ export async function cancelCampaignSend(
   em: EntityManager,
   campaign: CampaignRow,
 ): Promise<{ id: string; name: string; status: CampaignStatus; cancelledAt: Date }> {
-  const rows = await em.execute(
-    `update campaigns set status = 'CANCELLED', cancelled_at = now(), updated_at = now()
-     where project_id = ? and id = ? and status in ('SCHEDULED', 'SENDING')
-     returning id, name, status, cancelled_at`,
-    [campaign.projectId, campaign.id],
-  );
-  if (!rows.length) {
-    const [current] = await em.execute(`select status from campaigns where project_id = ? and id = ?`, [campaign.projectId, campaign.id]);
-    const state = current?.status ?? campaign.status;
+  const target = { campaignId: campaign.id, projectId: campaign.projectId };
+  const cancelled = await campaignStatus.cancel(em, target);
+  if (!cancelled?.cancelledAt) {
+    const state = (await campaignStatus.current(em, target)) ?? campaign.status;
     throw badRequest(`Only a SCHEDULED or SENDING campaign can be cancelled; this one is ${state}`, { details: { status: state } });
   }
 
@@ -113,8 +95,7 @@ export async function cancelCampaignSend(
       );
     }
   }
-  const row = rows[0];
-  return { id: row.id, name: row.name, status: row.status, cancelledAt: new Date(row.cancelled_at) };
+  return { id: cancelled.id, name: cancelled.name, status: cancelled.status, cancelledAt: cancelled.cancelledAt };
 }
 
 export function notDraft(action: 'sent' | 'edited', status: CampaignStatus) {
