@@ -9,6 +9,9 @@ import type { EmailDeliveryInput } from '../workflows/emailDeliveryWorkflow';
 import { deliveryTaskQueue } from './taskQueues';
 import { CampaignIdSearchAttribute, ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from './searchAttributes';
 
+/** The campaign's one workflow (contract section 14): a retried start never runs it twice; it delivers the campaign's emails itself. */
+export const campaignWorkflowId = (campaignId: string): string => `campaign-${campaignId}`;
+
 /** The delivery workflow ids (contract 14). */
 export const deliveryWorkflowIds = {
   /** One email's own delivery: `send-<emailId>`. */
