@@ -17,8 +17,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ArrivedEvent, SendRetry, StepOutcome, WorkflowExecutionActivities } from '../activities/workflowExecutionActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal/taskQueues';
-import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal/searchAttributes';
+import { deliveryWorkflowIds, deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 
 const stepActivityOptions = {
   startToCloseTimeout: '2 minutes',
@@ -192,16 +191,16 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
   async function deliverLater(retry: SendRetry): Promise<void> {
     try {
       await startChild(emailDeliveryWorkflow, {
-        workflowId: `send-${retry.emailIds[0]}`,
-        taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
-        args: [{ projectId: input.projectId, emailIds: retry.emailIds, retryDelaysSeconds: retry.retryDelaysSeconds }],
+        ...deliveryWorkflowStart({
+          taskQueue: workflowInfo().taskQueue,
+          workflowId: deliveryWorkflowIds.single(retry.emailIds[0]),
+          projectId: input.projectId,
+          emailIds: retry.emailIds,
+          retryDelaysSeconds: retry.retryDelaysSeconds,
+          contactId: input.contactId,
+        }),
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: [
-          { key: ProjectIdSearchAttribute, value: input.projectId },
-          { key: ContactIdSearchAttribute, value: input.contactId },
-          { key: EmailIdsSearchAttribute, value: retry.emailIds },
-        ],
       });
     } catch (err) {
       // The delivery sweep started it first: it delivers the same emails under the same id.

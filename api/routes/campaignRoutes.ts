@@ -12,9 +12,8 @@ import { campaignRepository, EDITABLE_STATUSES, serializeCampaign, type Campaign
 import { CAMPAIGN_LIMITS, campaignListQuery, createCampaignBody, sendCampaignBody, testCampaignBody, updateCampaignBody } from '../schemas/campaignSchemas';
 import { validateConditionTree } from '../../db/conditions';
 import { cancelCampaignSend, notDraft, startCampaignSend } from '../../services/campaigns/campaignSending';
-import { checkTemplate, renderEmail } from '../../mail/rendering/renderEmail';
-import { templateVariables } from '../../services/sending/templateVariables';
-import { emailLinks } from '../../mail/links/signedLinks';
+import { checkTemplate } from '../../mail/rendering/renderEmail';
+import { composeEmail } from '../../services/sending/emailComposer';
 import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
 
@@ -197,40 +196,25 @@ export function campaignRoutes(deps: ApiDeps) {
 
     const contact = await contactRepository.findByEmail(ctx.state.em, projectId, address);
     const emailId = crypto.randomUUID();
-    const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact?.id ?? crypto.randomUUID() });
     // A template that cannot render for this contact's data is a 422 (the error handler's mapping).
-    const rendered = renderEmail({
-      subject: `[TEST] ${campaign.subject}`,
-      body: campaign.body,
-      type: campaign.type,
-      variables: templateVariables(contact ?? { id: '', email: address, data: {} }, {}, links),
-      links,
-      tracking: { opens: config.trackOpens, clicks: config.trackClicks },
+    const { email, rendered } = composeEmail(config, {
+      id: emailId,
+      projectId,
+      source: 'CAMPAIGN',
+      content: { subject: `[TEST] ${campaign.subject}`, body: campaign.body, type: campaign.type },
+      sender: { fromAddress: campaign.from, fromName: campaign.fromName, replyTo: campaign.replyTo, domain: sender.domain },
+      // No contact: the test counts in no contact's history. Only suppression (refused above) stops it.
+      recipient: { toAddress: address, toName: null, contactId: null, suppressed: false, subscribed: true },
+      personalisation: {
+        contact: contact ?? { id: '', email: address, data: {} },
+        requestData: {},
+        linkContactId: contact?.id ?? crypto.randomUUID(),
+      },
+      // No campaign id: the test counts in none of the campaign's statistics.
+      owners: { templateId: null, campaignId: null },
     });
     try {
-      await deps.deliveries.record(projectId, [
-        {
-          id: emailId,
-          projectId,
-          contactId: null,
-          templateId: null,
-          campaignId: null,
-          source: 'CAMPAIGN',
-          type: campaign.type,
-          subject: rendered.subject,
-          fromAddress: campaign.from,
-          fromName: campaign.fromName,
-          replyTo: campaign.replyTo,
-          toAddress: address,
-          toName: null,
-          html: rendered.html,
-          text: rendered.text,
-          headers: rendered.headers,
-          attachmentSetId: null,
-          status: 'QUEUED',
-          messageId: `<${emailId}@${sender.domain}>`,
-        },
-      ]);
+      await deps.deliveries.record(projectId, [email]);
     } catch (err) {
       if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The test email could not be queued; nothing was sent. Try again shortly.');
       throw err;

@@ -8,14 +8,12 @@ import { idempotency } from '../middleware/idempotency';
 import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
 import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
-import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
-import { recipientRefusal } from '../../services/sending/recipientRefusal';
+import { emailRepository, type EmailAttachment } from '../../db/emails/emailRepository';
+import { composeEmail } from '../../services/sending/emailComposer';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
-import { checkTemplate, renderEmail, type TemplateType } from '../../mail/rendering/renderEmail';
-import { templateVariables } from '../../services/sending/templateVariables';
-import { emailLinks } from '../../mail/links/signedLinks';
+import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
 import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
 
@@ -147,41 +145,28 @@ export function sendRoutes(deps: ApiDeps) {
 
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
 
-    const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact, suppressed }, index) => {
-      const emailId = crypto.randomUUID();
-      const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact.id });
-      const rendered = renderEmail({
-        subject: plan.subject,
-        body: plan.body,
-        type: plan.type,
-        variables: templateVariables(contact, body.data ?? {}, links),
-        links,
-        tracking: { opens: config.trackOpens, clicks: config.trackClicks },
-      });
-      const refusal = recipientRefusal({ type: plan.type }, { suppressed: suppressed === true, subscribed: contact.subscribed });
-      return {
-        id: emailId,
-        projectId: project.id,
-        contactId: contact.id,
-        templateId: plan.templateId,
-        source: 'TRANSACTIONAL',
-        type: plan.type,
-        subject: rendered.subject,
-        fromAddress: plan.from.address,
-        fromName: plan.from.name,
-        replyTo: plan.replyTo,
-        toAddress: contact.email,
-        toName: recipients[index].name,
-        html: rendered.html,
-        text: rendered.text,
-        // The caller's headers win over the List-Unsubscribe pair the renderer adds.
-        headers: { ...rendered.headers, ...(body.headers ?? {}) },
-        attachmentSetId,
-        status: refusal ? 'SUPPRESSED' : 'QUEUED',
-        error: refusal,
-        messageId: `<${emailId}@${plan.senderDomain}>`,
-      };
-    });
+    const emails = upserts.map(
+      ({ contact, suppressed }, index) =>
+        composeEmail(config, {
+          id: crypto.randomUUID(),
+          projectId: project.id,
+          source: 'TRANSACTIONAL',
+          content: { subject: plan.subject, body: plan.body, type: plan.type },
+          sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
+          recipient: {
+            toAddress: contact.email,
+            toName: recipients[index].name,
+            contactId: contact.id,
+            suppressed: suppressed === true,
+            subscribed: contact.subscribed,
+          },
+          personalisation: { contact, requestData: body.data ?? {}, linkContactId: contact.id },
+          owners: { templateId: plan.templateId },
+          // The caller's headers win over the List-Unsubscribe pair the renderer adds.
+          headers: body.headers,
+          attachmentSetId,
+        }).email,
+    );
 
     try {
       await deps.deliveries.record(project.id, emails);

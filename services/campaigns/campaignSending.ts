@@ -6,12 +6,10 @@ import { badRequest } from '../../lib/errors';
 import type { CampaignRow, CampaignStatus } from '../../db/campaigns/campaignRepository';
 import { startWorkflow, workflowStartLogFields, WorkflowStartError } from '../../temporal/startWorkflow';
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
+import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 
 import { usageCaps } from '../../db/billing/usageCaps';
 import { campaignStatus } from './campaignStatus';
-
-/** The campaign's one workflow (contract section 14): a retried start never runs it twice. */
-export const campaignWorkflowId = (campaignId: string) => `campaign-${campaignId}`;
 
 /** What starting and cancelling a campaign's send needs. */
 export interface CampaignSendingDeps {

@@ -5,8 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
-import { deliveryTaskQueue } from '../../temporal/taskQueues';
-import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
+import { deliveryWorkflowIds, deliveryWorkflowStart } from '../../temporal/deliveryWorkflowStart';
 
 type AcceptedEmail = Omit<NewEmail, 'deliveryWorkflowId'>;
 
@@ -22,11 +21,6 @@ interface DeliveryBatch {
   workflowId: string;
   emails: AcceptedEmail[];
   sends: Set<PendingSend>;
-}
-
-/** The delivery workflow's id: `send-<emailId>` for one email, `deliver-<first emailId>` for a batch (contract 14). */
-export function deliveryWorkflowId(emailIds: string[]): string {
-  return emailIds.length === 1 ? `send-${emailIds[0]}` : `deliver-${emailIds[0]}`;
 }
 
 /**
@@ -95,7 +89,7 @@ export class DeliveryScheduler {
         if (batch.emails.length >= this.options.maxBatch) open.delete(send.projectId);
       }
     }
-    for (const batch of done) batch.workflowId = deliveryWorkflowId(batch.emails.map((e) => e.id));
+    for (const batch of done) batch.workflowId = deliveryWorkflowIds.forEmails(batch.emails.map((e) => e.id));
     return done;
   }
 
@@ -155,16 +149,19 @@ export class DeliveryScheduler {
 
   private async start(batch: DeliveryBatch): Promise<void> {
     const emailIds = batch.emails.map((e) => e.id);
-    await startWorkflow(this.deps.temporal, 'emailDeliveryWorkflow', {
-      workflowId: batch.workflowId,
-      taskQueue: deliveryTaskQueue(this.deps.temporal.taskQueue),
-      args: [{ projectId: batch.projectId, emailIds, retryDelaysSeconds: this.deps.retryDelaysSeconds }],
-      typedSearchAttributes: [
-        { key: ProjectIdSearchAttribute, value: batch.projectId },
-        { key: EmailIdsSearchAttribute, value: emailIds },
-        ...(batch.emails.length === 1 && batch.emails[0].contactId ? [{ key: ContactIdSearchAttribute, value: batch.emails[0].contactId }] : []),
-      ],
-    });
+    await startWorkflow(
+      this.deps.temporal,
+      'emailDeliveryWorkflow',
+      deliveryWorkflowStart({
+        taskQueue: this.deps.temporal.taskQueue,
+        workflowId: batch.workflowId,
+        projectId: batch.projectId,
+        emailIds,
+        retryDelaysSeconds: this.deps.retryDelaysSeconds,
+        // A batch's emails may be to different contacts: only one email's contact is named.
+        contactId: batch.emails.length === 1 ? batch.emails[0].contactId : null,
+      }),
+    );
   }
 }
 

@@ -3,12 +3,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DeliveryServices } from '../../sending/recordedEmailDelivery';
 import { deliverRecordedEmails } from '../../sending/recordedEmailDelivery';
 import { emailRepository, type NewEmail } from '../../../db/emails/emailRepository';
-import { recipientRefusal } from '../../sending/recipientRefusal';
+import { composeEmail } from '../../sending/emailComposer';
 import { templateRepository } from '../../../db/templates/templateRepository';
 import { domainRepository } from '../../../db/domains/domainRepository';
-import { renderEmail, TemplateRenderError } from '../../../mail/rendering/renderEmail';
-import { templateVariables } from '../../sending/templateVariables';
-import { emailLinks } from '../../../mail/links/signedLinks';
+import { TemplateRenderError } from '../../../mail/rendering/renderEmail';
+import { deliveryWorkflowIds } from '../../../temporal/deliveryWorkflowStart';
 import type { ContactRow } from '../../../db/contacts/contactRepository';
 import { StepConfigError } from './stepConfig';
 import { recordCountedEmails } from '../../billing/countedEmails';
@@ -72,49 +71,34 @@ export async function sendEmailStep(
   }
 
   const id = workflowEmailId(input.executionId, input.sequence);
-  const links = emailLinks(config.publicUrl, config.secret, { emailId: id, contactId: input.contact.id });
-  let rendered;
+  const domain = await domainRepository.findSigningDomain(em, input.projectId, template.from);
+  const suppressed = await emailRepository.suppressedAddresses(em, input.projectId, [to]);
+  let email: NewEmail;
   try {
-    rendered = renderEmail({
-      subject: template.subject,
-      body: template.body,
-      type: template.type,
-      variables: templateVariables(input.contact, input.context, links),
-      links,
-      tracking: { opens: config.trackOpens, clicks: config.trackClicks },
-    });
+    ({ email } = composeEmail(config, {
+      id,
+      projectId: input.projectId,
+      source: 'WORKFLOW',
+      content: { subject: template.subject, body: template.body, type: template.type },
+      sender: { fromAddress: template.from, fromName: template.fromName, replyTo: template.replyTo, domain: domain?.domain ?? template.from.split('@')[1] },
+      // A custom recipient is not the contact: only the suppression list speaks for that address.
+      recipient: {
+        toAddress: to,
+        toName: null,
+        contactId: custom ? null : input.contact.id,
+        suppressed: suppressed.has(to),
+        subscribed: custom || input.contact.subscribed,
+      },
+      // Rendered with the contact's data and links and the execution's context, whoever it goes to.
+      personalisation: { contact: input.contact, requestData: input.context, linkContactId: input.contact.id },
+      owners: { templateId: template.id, workflowExecutionId: input.executionId },
+      // The delivery sweep's id for it, should this step die between recording and delivering.
+      deliveryWorkflowId: deliveryWorkflowIds.single(id),
+    }));
   } catch (err) {
     if (err instanceof TemplateRenderError) throw new StepConfigError(err.message);
     throw err;
   }
-  const domain = await domainRepository.findSigningDomain(em, input.projectId, template.from);
-  const suppressed = await emailRepository.suppressedAddresses(em, input.projectId, [to]);
-  // A custom recipient is not the contact: only the suppression list speaks for that address.
-  const refusal = recipientRefusal({ type: template.type }, { suppressed: suppressed.has(to), subscribed: custom || input.contact.subscribed });
-  const email: NewEmail = {
-    id,
-    projectId: input.projectId,
-    contactId: custom ? null : input.contact.id,
-    templateId: template.id,
-    workflowExecutionId: input.executionId,
-    source: 'WORKFLOW',
-    type: template.type,
-    subject: rendered.subject,
-    fromAddress: template.from,
-    fromName: template.fromName,
-    replyTo: template.replyTo,
-    toAddress: to,
-    toName: null,
-    html: rendered.html,
-    text: rendered.text,
-    headers: rendered.headers,
-    attachmentSetId: null,
-    status: refusal ? 'SUPPRESSED' : 'QUEUED',
-    error: refusal,
-    messageId: `<${id}@${domain?.domain ?? template.from.split('@')[1]}>`,
-    // The delivery sweep's id for it, should this step die between recording and delivering.
-    deliveryWorkflowId: `send-${id}`,
-  };
   let recordedNow: boolean;
   try {
     // Counted against the project's monthly `workflows` cap in the transaction that records it.
