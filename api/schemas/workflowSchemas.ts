@@ -3,16 +3,20 @@ import { emailAddress } from '../http/validation';
 import { enumOf, offsetListQuery, optional, singleLine, text } from './messageContentFields';
 import { contactData } from './contactSchemas';
 import { RESERVED_DATA_KEYS } from '../../services/contacts/contactDataRules';
-import { conditionTreeIssues, OPERATORS, type Operator } from '../../db/conditions/conditionTree';
+import { conditionTreeIssues, type Operator } from '../../db/conditions/conditionTree';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../services/automation/conditionStepField';
 import {
+  CONDITION_STEP_OPERATORS,
   DELAY_UNITS,
   delaySeconds,
-  MAX_WAIT_SECONDS,
+  RESERVED_WEBHOOK_HEADERS,
+  STEP_CONFIG_LIMITS,
   SUBSCRIPTION_ACTIONS,
+  WEBHOOK_HEADER_NAME,
   WEBHOOK_METHODS,
+  webhookUrlProblem,
   type ConditionConfig,
   type DelayConfig,
   type ExitConfig,
@@ -24,8 +28,9 @@ import {
 
 /**
  * Request bodies of the workflow definition endpoints and the config of every step kind
- * (contract section 12). What needs the database (a SEND_EMAIL template belonging to the
- * project) is checked by the route after these.
+ * (contract section 12), as zod schemas over the step-config rules of
+ * services/automation/stepConfigs.ts (kinds' values, limits, stored shapes). What needs the
+ * database (a SEND_EMAIL template belonging to the project) is checked by the route after these.
  */
 export const WORKFLOW_LIMITS = {
   /** Steps of one workflow, TRIGGER included: far above any real automation, and a bound on every graph check. */
@@ -36,16 +41,8 @@ export const WORKFLOW_LIMITS = {
   stepName: 200,
   /** |x|, |y| of a step's position on the dashboard canvas. */
   position: 10_000_000,
-  /** DELAY total and WAIT_FOR_EVENT timeout. */
-  maxWaitSeconds: MAX_WAIT_SECONDS,
-  exitReason: 500,
-  webhookUrl: 2048,
-  webhookHeaders: 50,
-  webhookHeaderName: 100,
-  webhookHeaderValue: 998,
-  /** A WEBHOOK body, as text or as JSON. */
-  webhookBodyBytes: 64 * 1024,
-  conditionField: 300,
+  /** The bounds of the step configs. */
+  ...STEP_CONFIG_LIMITS,
 } as const;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -166,11 +163,6 @@ export const waitForEventConfig = z
   })
   .transform((c): WaitForEventConfig => (c.timeout == null ? { eventName: c.eventName } : { eventName: c.eventName, timeout: c.timeout }));
 
-/** The filter operators that compare a value (the event and segment operators belong to the condition tree's own fields). */
-export const CONDITION_STEP_OPERATORS = OPERATORS.filter(
-  (o) => !['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin', 'memberOfSegment', 'notMemberOfSegment'].includes(o),
-);
-
 /**
  * CONDITION: `{ field, operator, value?, unit? }`. The field's namespace is checked here; the
  * operator and value by the condition tree's own rules, on the tree field the step field stands for.
@@ -206,25 +198,6 @@ export const conditionConfig = z
     return out as unknown as ConditionConfig;
   });
 
-/** Headers the HTTP client or the signature own: a step may not set them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'x-mailroom-signature']);
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/** A URL whose `{{placeholders}}` are filled at run time: checked with them stood in for. */
-function webhookUrlProblem(url: string): string | null {
-  if (/\s|[\u0000-\u001f\u007f]/.test(url)) return 'url must not contain spaces, line breaks or other control characters';
-  if (!/^https?:\/\//i.test(url)) return 'url must start with http:// or https://';
-  let parsed: URL;
-  try {
-    parsed = new URL(url.replace(/\{\{\{?[^{}]*\}?\}\}/g, 'x'));
-  } catch {
-    return 'url is not a valid URL';
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'url must use http or https';
-  if (!parsed.hostname) return 'url needs a host';
-  return null;
-}
-
 export const webhookConfig = z
   .object({
     url: text('url')
@@ -258,13 +231,13 @@ export const webhookConfig = z
           });
         const seen = new Set<string>();
         for (const name of names) {
-          if (!HEADER_NAME.test(name) || name.length > WORKFLOW_LIMITS.webhookHeaderName) {
+          if (!WEBHOOK_HEADER_NAME.test(name) || name.length > WORKFLOW_LIMITS.webhookHeaderName) {
             ctx.addIssue({
               code: 'custom',
               path: [name],
               message: `Header names are 1-${WORKFLOW_LIMITS.webhookHeaderName} token characters (letters, digits, - and the like; no spaces, colons, CR or LF)`,
             });
-          } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+          } else if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `The ${name} header is set by Mailroom itself` });
           } else if (seen.has(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `The ${name} header is given twice (header names ignore case)` });

@@ -3,7 +3,7 @@ import { executionRepository, type DefinitionStep, type HistoryRow, type WalkSta
 import { contactRepository } from '../../db/contacts/contactRepository';
 import type { DeliveryServices } from '../sending/recordedEmailDelivery';
 import { nextStepId } from './automationGraph';
-import { delayMs, exitReason, StepConfigError, waitForEvent } from './steps/stepConfig';
+import { delayMs, exitReason, StepConfigError, waitForEvent } from './stepConfigs';
 import { evaluateCondition } from './steps/conditionStep';
 import { sendEmailStep } from './steps/sendEmailStep';
 import { updateContactStep } from './steps/updateContactStep';

@@ -10,7 +10,7 @@ import { renderEmail, TemplateRenderError } from '../../../mail/rendering/render
 import { templateVariables } from '../../sending/templateVariables';
 import { emailLinks } from '../../../mail/links/signedLinks';
 import type { ContactRow } from '../../../db/contacts/contactRepository';
-import { StepConfigError } from './stepConfig';
+import { StepConfigError } from '../stepConfigs';
 import { recordCountedEmails } from '../../billing/countedEmails';
 import { BillingLimitExceeded } from '../../../db/billing/usageCaps';
 
