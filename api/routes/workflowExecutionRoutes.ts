@@ -7,7 +7,7 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { contactData } from '../schemas/contactSchemas';
 import { enumOf, MAX_PAGE, MAX_PAGE_SIZE } from '../schemas/messageContentFields';
 import { contactRepository } from '../../db/contacts/contactRepository';
-import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/workflows/executionRepository';
+import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
 import { executionStartOptions, executionWorkflowId } from '../../services/automation/executionStarts';
@@ -57,7 +57,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
 
-  async function loadWorkflow(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
+  async function loadAutomation(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
     const id = ctx.params.id;
     const rows = isUuid(id)
       ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [
@@ -71,7 +71,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
 
   async function loadExecution(ctx: AppContext, workflowId: string) {
     const id = ctx.params.executionId;
-    const execution = isUuid(id) ? await executionRepository.findInWorkflow(ctx.state.em, ctx.state.project!.id, workflowId, id.toLowerCase()) : null;
+    const execution = isUuid(id) ? await executionRepository.findInAutomation(ctx.state.em, ctx.state.project!.id, workflowId, id.toLowerCase()) : null;
     if (!execution) throw notFound('execution', id);
     return execution;
   }
@@ -94,14 +94,14 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   }
 
   router.post('/workflows/:id/executions/cancel-all', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const workflow = await loadAutomation(ctx);
     const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id);
     await cancelInTemporal(cancelled);
     ctx.body = { cancelled: cancelled.length };
   });
 
   router.post('/workflows/:id/executions', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const workflow = await loadAutomation(ctx);
     const body = parseBody(startBody, ctx.request.body);
     const em = ctx.state.em;
     const contact = body.contactId
@@ -135,21 +135,21 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   });
 
   router.get('/workflows/:id/executions', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const workflow = await loadAutomation(ctx);
     const q = parseQuery(listQuery, ctx.query);
     const { executions, total } = await executionRepository.list(ctx.state.em, workflow.projectId, workflow.id, q);
     ctx.body = { data: executions.map((e) => serializeExecution(e)), page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) };
   });
 
   router.get('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const workflow = await loadAutomation(ctx);
     const execution = await loadExecution(ctx, workflow.id);
     ctx.body = serializeExecution(execution, await executionRepository.steps(ctx.state.em, execution.id));
   });
 
   /** Cancels (the record stays): answers the execution, CANCELLED. One already ended: 409 with its status. */
   router.delete('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const workflow = await loadAutomation(ctx);
     const execution = await loadExecution(ctx, workflow.id);
     const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id, execution.id);
     if (!cancelled.length) {

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type SignalDefinition, type WorkflowStartOptions } from '@temporalio/client';
 import type { eventArrivedSignal, workflowExecutionWorkflow } from '../../workflows/workflowExecutionWorkflow';
 import { ContactIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
-import type { EventForWaitingExecution, ExecutionToStart } from '../../db/workflows/executionRepository';
+import type { EventForWaitingExecution, ExecutionToStart } from '../../db/automations/executionRepository';
 
 /** The arguments a signal definition carries. */
 type SignalArgs<S> = S extends SignalDefinition<infer A> ? A : never;

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { executionRepository, type DefinitionStep, type HistoryRow, type WalkState } from '../../db/workflows/executionRepository';
+import { executionRepository, type DefinitionStep, type HistoryRow, type WalkState } from '../../db/automations/executionRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import type { DeliveryServices } from '../sending/recordedEmailDelivery';
 import { nextStepId } from './automationGraph';
@@ -11,7 +11,7 @@ import { webhookStep, WebhookStepRetry } from './steps/webhookStep';
 
 /**
  * The walk of an execution through its automation's steps (contract section 12), as the
- * execution workflow's activities run it (activities/workflowExecutionActivities.ts): reading the
+ * execution workflow's activities run it (activities/automationExecutionActivities.ts): reading the
  * walk state, running consecutive steps, checkpointing their history rows, deciding the next step
  * (automationGraph's nextStepId), and stopping at a DELAY or a WAIT_FOR_EVENT, whose wait the
  * Temporal workflow keeps. Every shape here (StepsInput, StepOutcome, ArrivedEvent, SendRetry) is

@@ -2,7 +2,7 @@
  * The rules of step configs (contract section 12), in one place: the kinds' values, the stored
  * shape of each kind's config, the limits, the wait arithmetic, and the run-time readers.
  *
- * A config is checked twice. When it is written, api/schemas/workflowSchemas.ts validates it
+ * A config is checked twice. When it is written, api/schemas/automationSchemas.ts validates it
  * with these values and limits and stores it normalised (the types below). When a step runs, the
  * readers here (and in steps/) still check what they use, because a step runs with the config as
  * it is when the execution reaches it, and a config that cannot run fails the step with a clear

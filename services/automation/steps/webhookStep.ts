@@ -5,7 +5,7 @@ import { sendWebhook, WebhookError } from '../../../lib/webhooks/webhookRequest'
 import { compileTemplate } from '../../../mail/rendering/templateCompiler';
 import { templateVariables } from '../../sending/templateVariables';
 import { serializeContact, type ContactRow } from '../../../db/contacts/contactRepository';
-import type { DefinitionStep, ExecutionRow } from '../../../db/workflows/executionRepository';
+import type { DefinitionStep, ExecutionRow } from '../../../db/automations/executionRepository';
 import { StepConfigError, WEBHOOK_METHODS, type WebhookMethod } from '../stepConfigs';
 import { webhookSecretRepository } from '../../../db/repositories/webhookSecretRepository';
 

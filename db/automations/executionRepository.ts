@@ -271,7 +271,7 @@ export const executionRepository = {
    * enabled) that got no execution: what a process that died between recording an event and
    * creating its executions leaves. Creates them.
    */
-  async createForMissedEvents(em: EntityManager, minAgeSeconds: number, maxAgeSeconds: number, perWorkflow: number): Promise<ExecutionToStart[]> {
+  async createForMissedEvents(em: EntityManager, minAgeSeconds: number, maxAgeSeconds: number, perAutomation: number): Promise<ExecutionToStart[]> {
     const rows = await em.execute(
       `with candidates as (
          select e.id as event_id, w.id as workflow_id
@@ -287,7 +287,7 @@ export const executionRepository = {
            and e.created_at < now() - make_interval(secs => ?)
            and not exists (select 1 from workflow_executions x where x.workflow_id = w.id and x.trigger_event_id = e.id)
        ), ${INSERT_FROM_CANDIDATES}`,
-      [perWorkflow, maxAgeSeconds, minAgeSeconds],
+      [perAutomation, maxAgeSeconds, minAgeSeconds],
     );
     return toStart(rows);
   },
@@ -368,7 +368,7 @@ export const executionRepository = {
     return rows.length ? toExecution(rows[0]) : null;
   },
 
-  async findInWorkflow(em: EntityManager, projectId: string, workflowId: string, id: string): Promise<ExecutionRow | null> {
+  async findInAutomation(em: EntityManager, projectId: string, workflowId: string, id: string): Promise<ExecutionRow | null> {
     const rows = await em.execute(`select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [projectId, workflowId, id]);
     return rows.length ? toExecution(rows[0]) : null;
   },

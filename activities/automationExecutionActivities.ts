@@ -18,7 +18,7 @@ export type { ArrivedEvent, EndStatus, SendRetry, StepOutcome, StepsInput } from
  * automation's steps (services/automation/executionWalk.ts). Their names, inputs and results are
  * recorded in workflow histories and stay as they are.
  */
-export function createWorkflowExecutionActivities({ config, orm, mail, eventTriggers }: ActivityDeps) {
+export function createAutomationExecutionActivities({ config, orm, mail, eventTriggers }: ActivityDeps) {
   const run: WalkRun = { services: { config, orm, transport: mail, eventTriggers }, attempt: () => Context.current().info.attempt };
   return {
     /** The walk from a step on (from the TRIGGER when `stepId` is null) until it waits or ends. */
@@ -38,4 +38,4 @@ export function createWorkflowExecutionActivities({ config, orm, mail, eventTrig
   };
 }
 
-export type WorkflowExecutionActivities = ReturnType<typeof createWorkflowExecutionActivities>;
+export type AutomationExecutionActivities = ReturnType<typeof createAutomationExecutionActivities>;
