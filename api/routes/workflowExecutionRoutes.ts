@@ -69,9 +69,9 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
     return { id: rows[0].id, projectId: rows[0].project_id, allowReentry: rows[0].allow_reentry };
   }
 
-  async function loadExecution(ctx: AppContext, workflowId: string) {
+  async function loadExecution(ctx: AppContext, automationId: string) {
     const id = ctx.params.executionId;
-    const execution = isUuid(id) ? await executionRepository.findInAutomation(ctx.state.em, ctx.state.project!.id, workflowId, id.toLowerCase()) : null;
+    const execution = isUuid(id) ? await executionRepository.findInAutomation(ctx.state.em, ctx.state.project!.id, automationId, id.toLowerCase()) : null;
     if (!execution) throw notFound('execution', id);
     return execution;
   }
@@ -112,7 +112,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
     if (!trigger) throw validationFailed([{ field: '(workflow)', message: 'The workflow has no TRIGGER step to start from', code: 'custom' }]);
     const execution = await executionRepository.createManual(em, {
       projectId: workflow.projectId,
-      workflowId: workflow.id,
+      automationId: workflow.id,
       contactId: contact.id,
       context: body.context ?? {},
       allowReentry: workflow.allowReentry,

@@ -22,7 +22,7 @@ export interface AutomationRow {
 }
 
 export interface StepRow extends GraphStep {
-  workflowId: string;
+  automationId: string;
   name: string;
   positionX: number;
   positionY: number;
@@ -32,7 +32,7 @@ export interface StepRow extends GraphStep {
 }
 
 export interface TransitionRow extends GraphTransition {
-  workflowId: string;
+  automationId: string;
   createdAt: Date;
 }
 
@@ -92,7 +92,7 @@ function toAutomation(row: Record<string, any>): AutomationRow {
 function toStep(row: Record<string, any>): StepRow {
   return {
     id: row.id,
-    workflowId: row.workflow_id,
+    automationId: row.workflow_id,
     type: row.type,
     name: row.name,
     positionX: Number(row.position_x),
@@ -109,7 +109,7 @@ function toStep(row: Record<string, any>): StepRow {
 function toTransition(row: Record<string, any>): TransitionRow {
   return {
     id: row.id,
-    workflowId: row.workflow_id,
+    automationId: row.workflow_id,
     fromStepId: row.from_step_id,
     toStepId: row.to_step_id,
     branch: row.branch,
@@ -280,9 +280,9 @@ export const automationRepository = {
    * Active executions of a (locked) workflow. Asked in its own statement after the lock, so that an
    * execution committed while the lock was awaited is seen.
    */
-  async activeExecutionCount(tx: EntityManager, workflowId: string): Promise<number> {
+  async activeExecutionCount(tx: EntityManager, automationId: string): Promise<number> {
     const [row] = await tx.execute(`select count(*)::int as n from workflow_executions where workflow_id = ? and status in (?, ?)`, [
-      workflowId,
+      automationId,
       ...ACTIVE_EXECUTION_STATUSES,
     ]);
     return row.n;
@@ -300,28 +300,28 @@ export const automationRepository = {
     });
   },
 
-  async findStep(em: EntityManager, workflowId: string, stepId: string): Promise<StepRow | null> {
-    const rows = await em.execute(`select * from workflow_steps where workflow_id = ? and id = ?`, [workflowId, stepId]);
+  async findStep(em: EntityManager, automationId: string, stepId: string): Promise<StepRow | null> {
+    const rows = await em.execute(`select * from workflow_steps where workflow_id = ? and id = ?`, [automationId, stepId]);
     return rows.length ? toStep(rows[0]) : null;
   },
 
-  async stepCount(em: EntityManager, workflowId: string): Promise<number> {
-    const [row] = await em.execute(`select count(*)::int as n from workflow_steps where workflow_id = ?`, [workflowId]);
+  async stepCount(em: EntityManager, automationId: string): Promise<number> {
+    const [row] = await em.execute(`select count(*)::int as n from workflow_steps where workflow_id = ?`, [automationId]);
     return row.n;
   },
 
-  async insertStep(tx: EntityManager, workflowId: string, step: NewStep): Promise<StepRow> {
+  async insertStep(tx: EntityManager, automationId: string, step: NewStep): Promise<StepRow> {
     const rows = await tx.execute(
       `insert into workflow_steps (workflow_id, type, name, position_x, position_y, config, template_id)
        values (?, ?, ?, ?, ?, ?::jsonb, ?) returning *`,
-      [workflowId, step.type, step.name, step.positionX, step.positionY, JSON.stringify(step.config), step.templateId],
+      [automationId, step.type, step.name, step.positionX, step.positionY, JSON.stringify(step.config), step.templateId],
     );
     return toStep(rows[0]);
   },
 
   async updateStep(
     tx: EntityManager,
-    workflowId: string,
+    automationId: string,
     stepId: string,
     changes: { name?: string; positionX?: number; positionY?: number; config?: Record<string, unknown>; templateId?: string | null },
   ): Promise<StepRow | null> {
@@ -333,7 +333,7 @@ export const automationRepository = {
     if (changes.templateId !== undefined) columns.push(['template_id = ?', changes.templateId]);
     const rows = await tx.execute(
       `update workflow_steps set ${[...columns.map(([c]) => c), 'updated_at = now()'].join(', ')} where workflow_id = ? and id = ? returning *`,
-      [...columns.map(([, v]) => v), workflowId, stepId],
+      [...columns.map(([, v]) => v), automationId, stepId],
     );
     return rows.length ? toStep(rows[0]) : null;
   },
@@ -346,12 +346,12 @@ export const automationRepository = {
    * unconnected, not deleted). A redirect that would lead a step to itself is dropped.
    * Returns the transitions created, or null when the step does not exist.
    */
-  async deleteStep(tx: EntityManager, workflowId: string, stepId: string, splice: boolean): Promise<TransitionRow[] | null> {
-    const steps = await tx.execute(`select * from workflow_steps where workflow_id = ? and id = ? for update`, [workflowId, stepId]);
+  async deleteStep(tx: EntityManager, automationId: string, stepId: string, splice: boolean): Promise<TransitionRow[] | null> {
+    const steps = await tx.execute(`select * from workflow_steps where workflow_id = ? and id = ? for update`, [automationId, stepId]);
     if (!steps.length) return null;
     const edges = (
       await tx.execute(`select * from workflow_transitions where workflow_id = ? and (from_step_id = ? or to_step_id = ?) order by created_at, id`, [
-        workflowId,
+        automationId,
         stepId,
         stepId,
       ])
@@ -368,32 +368,32 @@ export const automationRepository = {
       const rows = await tx.execute(
         `insert into workflow_transitions (workflow_id, from_step_id, to_step_id, branch, wait_outcome)
          values (?, ?, ?, ?, ?) on conflict do nothing returning *`,
-        [workflowId, t.fromStepId, successor.toStepId, t.branch, t.waitOutcome],
+        [automationId, t.fromStepId, successor.toStepId, t.branch, t.waitOutcome],
       );
       created.push(...rows.map(toTransition));
     }
     return created;
   },
 
-  async insertTransition(tx: EntityManager, workflowId: string, t: NewTransition): Promise<TransitionRow> {
+  async insertTransition(tx: EntityManager, automationId: string, t: NewTransition): Promise<TransitionRow> {
     const rows = await tx.execute(
       `insert into workflow_transitions (workflow_id, from_step_id, to_step_id, branch, wait_outcome) values (?, ?, ?, ?, ?) returning *`,
-      [workflowId, t.fromStepId, t.toStepId, t.branch, t.waitOutcome],
+      [automationId, t.fromStepId, t.toStepId, t.branch, t.waitOutcome],
     );
     return toTransition(rows[0]);
   },
 
   /** The transition out of `fromStepId` carrying these labels, if there is one (one way out per label). */
-  async findWayOut(em: EntityManager, workflowId: string, t: Pick<NewTransition, 'fromStepId' | 'branch' | 'waitOutcome'>): Promise<TransitionRow | null> {
+  async findWayOut(em: EntityManager, automationId: string, t: Pick<NewTransition, 'fromStepId' | 'branch' | 'waitOutcome'>): Promise<TransitionRow | null> {
     const rows = await em.execute(
       `select * from workflow_transitions where workflow_id = ? and from_step_id = ? and branch is not distinct from ? and wait_outcome is not distinct from ?`,
-      [workflowId, t.fromStepId, t.branch, t.waitOutcome],
+      [automationId, t.fromStepId, t.branch, t.waitOutcome],
     );
     return rows.length ? toTransition(rows[0]) : null;
   },
 
-  async deleteTransition(tx: EntityManager, workflowId: string, transitionId: string): Promise<boolean> {
-    const rows = await tx.execute(`delete from workflow_transitions where workflow_id = ? and id = ? returning id`, [workflowId, transitionId]);
+  async deleteTransition(tx: EntityManager, automationId: string, transitionId: string): Promise<boolean> {
+    const rows = await tx.execute(`delete from workflow_transitions where workflow_id = ? and id = ? returning id`, [automationId, transitionId]);
     return rows.length > 0;
   },
 
