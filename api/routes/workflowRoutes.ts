@@ -82,29 +82,29 @@ export function workflowRoutes(deps: ApiDeps) {
   /** A non-uuid id cannot name a workflow: 404 like any other unknown id. */
   async function loadAutomation(ctx: AppContext): Promise<AutomationRow> {
     const id = ctx.params.id;
-    const workflow = isUuid(id) ? await automationRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
-    if (!workflow) throw notFound('workflow', id);
-    return workflow;
+    const automation = isUuid(id) ? await automationRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
+    if (!automation) throw notFound('workflow', id);
+    return automation;
   }
 
   /**
    * Runs a change of a workflow's graph in a transaction holding the workflow's lock, then, if the
    * workflow is enabled, refuses (rolling the change back) when a step a run can reach has a problem.
    */
-  async function editGraph<T>(ctx: AppContext, edit: (tx: EntityManager, workflow: AutomationRow) => Promise<T>): Promise<T> {
+  async function editGraph<T>(ctx: AppContext, edit: (tx: EntityManager, automation: AutomationRow) => Promise<T>): Promise<T> {
     const id = ctx.params.id;
     if (!isUuid(id)) throw notFound('workflow', id);
     return ctx.state.em.transactional(async (tx) => {
-      const workflow = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
-      if (!workflow) throw notFound('workflow', id);
-      const result = await edit(tx, workflow);
-      if (workflow.enabled) {
-        const { steps, transitions } = await automationRepository.graph(tx, workflow);
+      const automation = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
+      if (!automation) throw notFound('workflow', id);
+      const result = await edit(tx, automation);
+      if (automation.enabled) {
+        const { steps, transitions } = await automationRepository.graph(tx, automation);
         const problems = runProblems(steps, transitions);
         if (problems.length)
           throw graphRefused(problems, 'The workflow is enabled and this change would stop it from running; disable it first or keep its graph whole');
       }
-      await automationRepository.touch(tx, workflow.id);
+      await automationRepository.touch(tx, automation.id);
       return result;
     });
   }
@@ -113,8 +113,8 @@ export function workflowRoutes(deps: ApiDeps) {
     new ApiError(404, 'RESOURCE_NOT_FOUND', `Step not found in this workflow: ${stepId}`, { details: { resource: label, id: stepId } });
 
   /** A step of the workflow, or 404 (a non-uuid id, another workflow's step, another project's). */
-  async function stepOf(em: EntityManager, workflow: AutomationRow, stepId: string, label = 'step'): Promise<StepRow> {
-    const step = isUuid(stepId) ? await automationRepository.findStep(em, workflow.id, stepId.toLowerCase()) : null;
+  async function stepOf(em: EntityManager, automation: AutomationRow, stepId: string, label = 'step'): Promise<StepRow> {
+    const step = isUuid(stepId) ? await automationRepository.findStep(em, automation.id, stepId.toLowerCase()) : null;
     if (!step) throw stepNotFound(stepId, label);
     return step;
   }
@@ -138,7 +138,7 @@ export function workflowRoutes(deps: ApiDeps) {
 
   router.get('/workflows', async (ctx) => {
     const q = parseQuery(automationListQuery, ctx.query);
-    const { workflows, total } = await automationRepository.list(ctx.state.em, ctx.state.project!.id, {
+    const { automations, total } = await automationRepository.list(ctx.state.em, ctx.state.project!.id, {
       page: q.page,
       pageSize: q.pageSize,
       enabled: q.enabled === undefined ? undefined : q.enabled === 'true',
@@ -148,7 +148,7 @@ export function workflowRoutes(deps: ApiDeps) {
       dir: q.dir,
     });
     ctx.body = {
-      data: workflows.map((w) => ({ ...serializeAutomationSummary(w), stepCount: w.stepCount })),
+      data: automations.map((w) => ({ ...serializeAutomationSummary(w), stepCount: w.stepCount })),
       total,
       page: q.page,
       pageSize: q.pageSize,
@@ -202,8 +202,8 @@ export function workflowRoutes(deps: ApiDeps) {
   });
 
   router.get('/workflows/:id', async (ctx) => {
-    const workflow = await loadAutomation(ctx);
-    const definition = { workflow, ...(await automationRepository.graph(ctx.state.em, workflow)) };
+    const automation = await loadAutomation(ctx);
+    const definition = { automation, ...(await automationRepository.graph(ctx.state.em, automation)) };
     ctx.body = { ...serializeAutomation(definition), problems: graphProblems(definition.steps, definition.transitions) };
   });
 
@@ -212,25 +212,25 @@ export function workflowRoutes(deps: ApiDeps) {
     const id = ctx.params.id;
     if (!isUuid(id)) throw notFound('workflow', id);
     const updated = await ctx.state.em.transactional(async (tx) => {
-      const workflow = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
-      if (!workflow) throw notFound('workflow', id);
-      if (changes.eventName !== undefined && changes.eventName !== workflow.triggerEventName && workflow.firstExecutionAt) {
+      const automation = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
+      if (!automation) throw notFound('workflow', id);
+      if (changes.eventName !== undefined && changes.eventName !== automation.triggerEventName && automation.firstExecutionAt) {
         throw conflict('The trigger event cannot change once the workflow has run; create a new workflow for another event', {
           resource: 'workflow',
-          id: workflow.id,
-          eventName: workflow.triggerEventName,
-          firstExecutionAt: workflow.firstExecutionAt,
+          id: automation.id,
+          eventName: automation.triggerEventName,
+          firstExecutionAt: automation.firstExecutionAt,
         });
       }
-      if (changes.enabled === true && !workflow.enabled) {
-        const { steps, transitions } = await automationRepository.graph(tx, workflow);
+      if (changes.enabled === true && !automation.enabled) {
+        const { steps, transitions } = await automationRepository.graph(tx, automation);
         const problems = graphProblems(steps, transitions);
         if (problems.length) throw graphRefused(problems, 'The workflow cannot be enabled until its graph can run');
       }
-      return automationRepository.update(tx, workflow.id, changes);
+      return automationRepository.update(tx, automation.id, changes);
     });
     const graph = await automationRepository.graph(ctx.state.em, updated);
-    ctx.body = { ...serializeAutomation({ workflow: updated, ...graph }), problems: graphProblems(graph.steps, graph.transitions) };
+    ctx.body = { ...serializeAutomation({ automation: updated, ...graph }), problems: graphProblems(graph.steps, graph.transitions) };
   });
 
   router.delete('/workflows/:id', async (ctx) => {
@@ -253,11 +253,11 @@ export function workflowRoutes(deps: ApiDeps) {
     if (checked.errors.length) throw validationFailed(checked.errors);
     const templateId = body.type === 'SEND_EMAIL' ? (checked.config!.templateId as string) : null;
     if (templateId) await requireTemplate(ctx.state.em, ctx.state.project!.id, templateId);
-    const step = await editGraph(ctx, async (tx, workflow) => {
-      if ((await automationRepository.stepCount(tx, workflow.id)) >= AUTOMATION_LIMITS.steps) {
+    const step = await editGraph(ctx, async (tx, automation) => {
+      if ((await automationRepository.stepCount(tx, automation.id)) >= AUTOMATION_LIMITS.steps) {
         throw validationFailed([{ field: 'type', message: `A workflow holds at most ${AUTOMATION_LIMITS.steps} steps`, code: 'too_big' }]);
       }
-      return automationRepository.insertStep(tx, workflow.id, {
+      return automationRepository.insertStep(tx, automation.id, {
         type: body.type,
         name: body.name ?? DEFAULT_STEP_NAMES[body.type],
         positionX: body.position?.x ?? 0,
@@ -272,8 +272,8 @@ export function workflowRoutes(deps: ApiDeps) {
 
   router.patch('/workflows/:id/steps/:stepId', async (ctx) => {
     const body = parseBody(patchStepBody, ctx.request.body);
-    const workflow = await loadAutomation(ctx);
-    const current = await stepOf(ctx.state.em, workflow, ctx.params.stepId);
+    const automation = await loadAutomation(ctx);
+    const current = await stepOf(ctx.state.em, automation, ctx.params.stepId);
     if (body.type !== undefined && body.type !== current.type) {
       throw validationFailed([{ field: 'type', message: 'A step keeps its type; delete it and add a step of the other type', code: 'custom' }]);
     }
@@ -302,33 +302,33 @@ export function workflowRoutes(deps: ApiDeps) {
       changes.config = checked.config;
       if (type === 'SEND_EMAIL') {
         changes.templateId = checked.config!.templateId as string;
-        await requireTemplate(ctx.state.em, workflow.projectId, changes.templateId);
+        await requireTemplate(ctx.state.em, automation.projectId, changes.templateId);
       }
     }
     const step = await editGraph(
       ctx,
-      async (tx) => (await automationRepository.updateStep(tx, workflow.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+      async (tx) => (await automationRepository.updateStep(tx, automation.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
     );
     ctx.body = serializeStep(step);
   });
 
   router.delete('/workflows/:id/steps/:stepId', async (ctx) => {
     const { splice } = parseQuery(deleteStepQuery, ctx.query);
-    const workflow = await loadAutomation(ctx);
-    const step = await stepOf(ctx.state.em, workflow, ctx.params.stepId);
+    const automation = await loadAutomation(ctx);
+    const step = await stepOf(ctx.state.em, automation, ctx.params.stepId);
     if (step.type === 'TRIGGER') throw badRequest('The TRIGGER step cannot be deleted; it goes with the workflow (DELETE /workflows/:id)');
     await editGraph(
       ctx,
-      async (tx) => (await automationRepository.deleteStep(tx, workflow.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+      async (tx) => (await automationRepository.deleteStep(tx, automation.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
     );
     ctx.status = 204;
   });
 
   router.post('/workflows/:id/transitions', async (ctx) => {
     const body = parseBody(createTransitionBody, ctx.request.body);
-    const workflow = await loadAutomation(ctx);
-    const from = await stepOf(ctx.state.em, workflow, body.fromStepId, 'fromStep');
-    const to = await stepOf(ctx.state.em, workflow, body.toStepId, 'toStep');
+    const automation = await loadAutomation(ctx);
+    const from = await stepOf(ctx.state.em, automation, body.fromStepId, 'fromStep');
+    const to = await stepOf(ctx.state.em, automation, body.toStepId, 'toStep');
     const errors: FieldError[] = [];
     if (from.id === to.id) errors.push({ field: 'toStepId', message: 'A step cannot lead to itself', code: 'custom' });
     if (to.type === 'TRIGGER') errors.push({ field: 'toStepId', message: 'No transition leads into the TRIGGER step', code: 'custom' });
@@ -352,7 +352,7 @@ export function workflowRoutes(deps: ApiDeps) {
     }
     if (errors.length) throw validationFailed(errors);
     const transition = await editGraph(ctx, async (tx) => {
-      const existing = await automationRepository.findWayOut(tx, workflow.id, { fromStepId: from.id, branch, waitOutcome });
+      const existing = await automationRepository.findWayOut(tx, automation.id, { fromStepId: from.id, branch, waitOutcome });
       if (existing) {
         const what = branch ? `a "${branch}" branch` : waitOutcome ? `a ${waitOutcome} transition` : 'a next step';
         throw conflict(`The ${from.type} step already has ${what}; delete transition ${existing.id} first`, {
@@ -362,7 +362,7 @@ export function workflowRoutes(deps: ApiDeps) {
           toStepId: existing.toStepId,
         });
       }
-      return automationRepository.insertTransition(tx, workflow.id, { fromStepId: from.id, toStepId: to.id, branch, waitOutcome });
+      return automationRepository.insertTransition(tx, automation.id, { fromStepId: from.id, toStepId: to.id, branch, waitOutcome });
     });
     ctx.status = 201;
     ctx.body = serializeTransition(transition);
@@ -370,8 +370,8 @@ export function workflowRoutes(deps: ApiDeps) {
 
   router.delete('/workflows/:id/transitions/:transitionId', async (ctx) => {
     const transitionId = ctx.params.transitionId;
-    await editGraph(ctx, async (tx, workflow) => {
-      const deleted = isUuid(transitionId) && (await automationRepository.deleteTransition(tx, workflow.id, transitionId.toLowerCase()));
+    await editGraph(ctx, async (tx, automation) => {
+      const deleted = isUuid(transitionId) && (await automationRepository.deleteTransition(tx, automation.id, transitionId.toLowerCase()));
       if (!deleted)
         throw new ApiError(404, 'RESOURCE_NOT_FOUND', `Transition not found in this workflow: ${transitionId}`, {
           details: { resource: 'transition', id: transitionId },

@@ -37,7 +37,7 @@ export interface TransitionRow extends GraphTransition {
 }
 
 export interface AutomationDefinition {
-  workflow: AutomationRow;
+  automation: AutomationRow;
   steps: StepRow[];
   transitions: TransitionRow[];
 }
@@ -155,7 +155,7 @@ export function serializeAutomationSummary(w: AutomationRow) {
 }
 
 export function serializeAutomation(d: AutomationDefinition) {
-  return { ...serializeAutomationSummary(d.workflow), steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition) };
+  return { ...serializeAutomationSummary(d.automation), steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition) };
 }
 
 const sortExpression: Record<AutomationSort, string> = { name: 'lower(w.name)', createdAt: 'w.created_at', updatedAt: 'w.updated_at' };
@@ -180,7 +180,7 @@ export const automationRepository = {
        select to_jsonb(w.*) as workflow, to_jsonb(s.*) as step from w, s`,
       [projectId, input.name, input.description, input.eventName, input.allowReentry, input.triggerStepName],
     );
-    return { workflow: toAutomation(rows[0].workflow), steps: [toStep(rows[0].step)], transitions: [] };
+    return { automation: toAutomation(rows[0].workflow), steps: [toStep(rows[0].step)], transitions: [] };
   },
 
   /** Null for a missing workflow and for another project's: the two are not told apart. */
@@ -200,19 +200,19 @@ export const automationRepository = {
 
   /** The workflow with its steps (each knowing whether its template is still there) and transitions. */
   async load(em: EntityManager, projectId: string, id: string): Promise<AutomationDefinition | null> {
-    const workflow = await this.findById(em, projectId, id);
-    if (!workflow) return null;
-    return { workflow, ...(await this.graph(em, workflow)) };
+    const automation = await this.findById(em, projectId, id);
+    if (!automation) return null;
+    return { automation, ...(await this.graph(em, automation)) };
   },
 
-  async graph(em: EntityManager, workflow: Pick<AutomationRow, 'id' | 'projectId'>): Promise<{ steps: StepRow[]; transitions: TransitionRow[] }> {
+  async graph(em: EntityManager, automation: Pick<AutomationRow, 'id' | 'projectId'>): Promise<{ steps: StepRow[]; transitions: TransitionRow[] }> {
     const steps = await em.execute(
       `select s.*, (t.id is not null) as template_available
        from workflow_steps s left join templates t on t.id = s.template_id and t.project_id = ?
        where s.workflow_id = ? ${STEP_ORDER}`,
-      [workflow.projectId, workflow.id],
+      [automation.projectId, automation.id],
     );
-    const transitions = await em.execute(`select * from workflow_transitions where workflow_id = ? order by created_at, id`, [workflow.id]);
+    const transitions = await em.execute(`select * from workflow_transitions where workflow_id = ? order by created_at, id`, [automation.id]);
     return { steps: steps.map(toStep), transitions: transitions.map(toTransition) };
   },
 
@@ -224,7 +224,7 @@ export const automationRepository = {
     em: EntityManager,
     projectId: string,
     q: AutomationListQuery,
-  ): Promise<{ workflows: Array<AutomationRow & { stepCount: number }>; total: number }> {
+  ): Promise<{ automations: Array<AutomationRow & { stepCount: number }>; total: number }> {
     const where = ['w.project_id = ?'];
     const params: unknown[] = [projectId];
     if (q.enabled !== undefined) {
@@ -250,7 +250,7 @@ export const automationRepository = {
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
     const [count] = await em.execute(`select count(*)::int as n from workflows w where ${filter}`, params);
-    return { workflows: rows.map((r) => ({ ...toAutomation(r), stepCount: r.step_count })), total: count.n };
+    return { automations: rows.map((r) => ({ ...toAutomation(r), stepCount: r.step_count })), total: count.n };
   },
 
   async update(
@@ -291,8 +291,8 @@ export const automationRepository = {
   /** Deletes the workflow unless executions still run: 'missing', 'deleted' or the number of active ones. */
   async deleteUnlessActive(em: EntityManager, projectId: string, id: string): Promise<'missing' | 'deleted' | { active: number }> {
     return em.transactional(async (tx) => {
-      const workflow = await this.lock(tx, projectId, id);
-      if (!workflow) return 'missing' as const;
+      const automation = await this.lock(tx, projectId, id);
+      if (!automation) return 'missing' as const;
       const active = await this.activeExecutionCount(tx, id);
       if (active > 0) return { active };
       await tx.execute(`delete from workflows where id = ?`, [id]);

@@ -72,10 +72,10 @@ export async function webhookStep(
     if (typeof c.body === 'string') body = templated(c.body, variables, 'body');
     else if (c.body !== undefined && c.body !== null) body = JSON.stringify(templatedDeep(c.body, variables, 'body'));
     else {
-      const [workflow] = await em.execute(`select id, name from workflows where id = ?`, [input.execution.automationId]);
+      const [automation] = await em.execute(`select id, name from workflows where id = ?`, [input.execution.automationId]);
       body = JSON.stringify({
         contact: serializeContact(input.contact),
-        workflow: { id: workflow?.id ?? input.execution.automationId, name: workflow?.name ?? null },
+        workflow: { id: automation?.id ?? input.execution.automationId, name: automation?.name ?? null },
         execution: { id: input.execution.id, startedAt: input.execution.startedAt },
         event: input.context,
       });
