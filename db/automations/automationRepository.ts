@@ -3,9 +3,10 @@ import { likeContains } from '../contacts/contactQueries';
 import type { Branch, GraphStep, GraphTransition, StepType, WaitOutcome } from './automationSteps';
 
 /**
- * Workflow definitions (contract section 12): the workflow, its steps and its transitions. Every
- * query is scoped to a project (through the workflow) so that another project's ids are as
- * missing as ids that never existed.
+ * Automation definitions (contract section 12; "workflows" in the HTTP paths and the tables
+ * `workflows`, `workflow_steps`, `workflow_transitions`): the automation, its steps and its
+ * transitions. Every query is scoped to a project (through the automation) so that another
+ * project's ids are as missing as ids that never existed.
  */
 export interface AutomationRow {
   id: string;
