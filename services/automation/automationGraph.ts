@@ -17,8 +17,8 @@ export {
   type StepOutcome,
   type GraphStep,
   type GraphTransition,
-} from '../../db/workflows/automationSteps';
-import type { GraphStep, GraphTransition, StepOutcome, StepType } from '../../db/workflows/automationSteps';
+} from '../../db/automations/automationSteps';
+import type { GraphStep, GraphTransition, StepOutcome, StepType } from '../../db/automations/automationSteps';
 
 export type GraphProblemKind =
   | 'missing_trigger'

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type SignalDefinition, type WorkflowStartOptions } from '@temporalio/client';
 import type { eventArrivedSignal, workflowExecutionWorkflow } from '../../workflows/workflowExecutionWorkflow';
 import { ContactIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
-import type { EventForWaitingExecution, ExecutionToStart } from '../../db/workflows/executionRepository';
+import type { EventForWaitingExecution, ExecutionToStart } from '../../db/automations/executionRepository';
 
 /** The arguments a signal definition carries. */
 type SignalArgs<S> = S extends SignalDefinition<infer A> ? A : never;
@@ -17,7 +17,8 @@ export function executionStartOptions(execution: ExecutionToStart, taskQueue: st
   return {
     workflowId: executionWorkflowId(execution.id),
     taskQueue,
-    args: [{ executionId: execution.id, projectId: execution.projectId, workflowId: execution.workflowId, contactId: execution.contactId }],
+    // The input's `workflowId` holds the automation's id: its wire name, recorded in histories, stays.
+    args: [{ executionId: execution.id, projectId: execution.projectId, workflowId: execution.automationId, contactId: execution.contactId }],
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     typedSearchAttributes: [
       { key: ProjectIdSearchAttribute, value: execution.projectId },

@@ -1,6 +1,6 @@
 import type { Orm } from '../../db/orm';
 import type { EventTriggers, RecordedEventsBatch } from '../../db/events/eventTriggers';
-import { executionRepository, type EventForWaitingExecution, type ExecutionToStart } from '../../db/workflows/executionRepository';
+import { executionRepository, type EventForWaitingExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
 import { signalWaitingExecution, startExecution, type ExecutionTemporal } from './executionStarts';
 
 interface Logger {
@@ -11,7 +11,7 @@ interface Logger {
 /**
  * How long a project's trigger and wait event names are cached in each process. A workflow
  * enabled (or a wait step added) elsewhere is seen within this; the API process that changed it
- * forgets at once (forgetWorkflowTriggers). An event missed in between is found by the sweep.
+ * forgets at once (forgetAutomationTriggers). An event missed in between is found by the sweep.
  */
 const NAMES_TTL_MS = 1000;
 /** Temporal calls one process makes at once for starts and signals. */
@@ -26,7 +26,7 @@ interface NamesOfInterest {
 const namesCache = new Map<string, NamesOfInterest | Promise<NamesOfInterest>>();
 
 /** Drops a project's cached names: its workflows' triggers, enabled state or wait steps changed. */
-export function forgetWorkflowTriggers(projectId: string): void {
+export function forgetAutomationTriggers(projectId: string): void {
   namesCache.delete(projectId);
 }
 

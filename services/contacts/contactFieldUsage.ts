@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { contactFields } from '../../db/contacts/contactFields';
 import { segmentRepository } from '../../db/segments/segmentRepository';
-import { workflowRepository } from '../../db/workflows/workflowRepository';
+import { automationRepository } from '../../db/automations/automationRepository';
 
 /**
  * Where a custom contact field is referenced: segments and FILTERED campaign audiences whose
@@ -12,6 +12,6 @@ export async function contactUsage(em: EntityManager, projectId: string, path: s
   const field = `data.${path.join('.')}`;
   const contactCount = await contactFields.countWith(em, projectId, path);
   const { segments, campaigns } = await segmentRepository.usingField(em, projectId, field);
-  const workflows = await workflowRepository.usingContactField(em, projectId, path);
+  const workflows = await automationRepository.usingContactField(em, projectId, path);
   return { field, segments, campaigns, workflows, contactCount, canDelete: !segments.length && !campaigns.length && !workflows.length };
 }

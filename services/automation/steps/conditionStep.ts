@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { compileCondition, contactMatches, type ConditionFilter, type ConditionTree } from '../../../db/conditions';
 import { conditionTreeIssues } from '../../../db/conditions/conditionTree';
-import { StepConfigError } from './stepConfig';
+import { StepConfigError } from '../stepConfigs';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../conditionStepField';
 
 /**
- * Where a CONDITION's field points, as db/workflows/conditionStepField.ts defines it: the contact
+ * Where a CONDITION's field points, as services/automation/conditionStepField.ts defines it: the contact
  * (its own fields and data, read fresh) or the execution's context (`event.<path>`: the data of the
  * event that started it, merged with the data of events it waited for).
  */

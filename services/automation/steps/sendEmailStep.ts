@@ -9,7 +9,7 @@ import { domainRepository } from '../../../db/domains/domainRepository';
 import { TemplateRenderError } from '../../../mail/rendering/renderEmail';
 import { deliveryWorkflowIds } from '../../../temporal/deliveryWorkflowStart';
 import type { ContactRow } from '../../../db/contacts/contactRepository';
-import { StepConfigError } from './stepConfig';
+import { StepConfigError } from '../stepConfigs';
 import { recordCountedEmails } from '../../billing/countedEmails';
 import { BillingLimitExceeded } from '../../../db/billing/usageCaps';
 
@@ -19,7 +19,7 @@ const EMAIL_SHAPE = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
  * The id of the email a SEND_EMAIL step records at one position of one execution: derived, so a
  * repeated step (a retried activity) finds the email it recorded instead of recording a second.
  */
-export function workflowEmailId(executionId: string, sequence: number): string {
+export function automationEmailId(executionId: string, sequence: number): string {
   const hash = crypto.createHash('sha256').update(`workflow-email:${executionId}:${sequence}`).digest();
   hash[6] = (hash[6] & 0x0f) | 0x40;
   hash[8] = (hash[8] & 0x3f) | 0x80;
@@ -70,7 +70,7 @@ export async function sendEmailStep(
     to = recipient.customEmail.trim().toLowerCase();
   }
 
-  const id = workflowEmailId(input.executionId, input.sequence);
+  const id = automationEmailId(input.executionId, input.sequence);
   const domain = await domainRepository.findSigningDomain(em, input.projectId, template.from);
   const suppressed = await emailRepository.suppressedAddresses(em, input.projectId, [to]);
   let email: NewEmail;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { contactRepository, type ContactRow, type RecordedEvent } from '../../../db/contacts/contactRepository';
 import { dataProblem, splitDataChanges } from '../../contacts/contactDataRules';
-import { StepConfigError } from './stepConfig';
+import { StepConfigError, subscriptionAction } from '../stepConfigs';
 
 /**
  * UPDATE_CONTACT `{ updates?, subscriptionAction?: "none"|"subscribe"|"unsubscribe" }`: the
@@ -18,9 +18,7 @@ export async function updateContactStep(
   if (typeof updates !== 'object' || updates === null || Array.isArray(updates)) throw new StepConfigError('UPDATE_CONTACT updates must be an object');
   const problem = dataProblem(updates as Record<string, unknown>);
   if (problem) throw new StepConfigError(`UPDATE_CONTACT updates: ${problem.field}: ${problem.message}`);
-  const action = input.config.subscriptionAction ?? 'none';
-  if (action !== 'none' && action !== 'subscribe' && action !== 'unsubscribe')
-    throw new StepConfigError('UPDATE_CONTACT subscriptionAction must be none, subscribe or unsubscribe');
+  const action = subscriptionAction(input.config);
   const changes = splitDataChanges(updates as Record<string, unknown>);
   const [result] = await contactRepository.upsertByEmail(
     em,

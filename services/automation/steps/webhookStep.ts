@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../../lib/config';
 import { dnsResolverFromConfig, type DnsResolver } from '../../../lib/dns/dnsResolver';
-import { sendWebhook, WebhookError, webhookMethods, type WebhookMethod } from '../../../lib/webhooks/webhookRequest';
+import { sendWebhook, WebhookError } from '../../../lib/webhooks/webhookRequest';
 import { compileTemplate } from '../../../mail/rendering/templateCompiler';
 import { templateVariables } from '../../sending/templateVariables';
 import { serializeContact, type ContactRow } from '../../../db/contacts/contactRepository';
-import type { DefinitionStep, ExecutionRow } from '../../../db/workflows/executionRepository';
-import { StepConfigError } from './stepConfig';
+import type { DefinitionStep, ExecutionRow } from '../../../db/automations/executionRepository';
+import { StepConfigError, WEBHOOK_METHODS, type WebhookMethod } from '../stepConfigs';
 import { webhookSecretRepository } from '../../../db/repositories/webhookSecretRepository';
 
 /** A temporary webhook failure with attempts left: the activity throws `cause` so Temporal retries after its backoff. */
@@ -56,7 +56,7 @@ export async function webhookStep(
   const c = input.step.config;
   if (typeof c.url !== 'string' || !c.url) throw new StepConfigError('WEBHOOK needs a url');
   const method = (typeof c.method === 'string' ? c.method.toUpperCase() : 'POST') as WebhookMethod;
-  if (!webhookMethods.includes(method)) throw new StepConfigError(`WEBHOOK method must be one of ${webhookMethods.join(', ')}`);
+  if (!WEBHOOK_METHODS.includes(method)) throw new StepConfigError(`WEBHOOK method must be one of ${WEBHOOK_METHODS.join(', ')}`);
   const variables = templateVariables(input.contact, input.context);
   const url = templated(c.url, variables, 'url');
   const headers: Record<string, string> = {};
@@ -72,10 +72,10 @@ export async function webhookStep(
     if (typeof c.body === 'string') body = templated(c.body, variables, 'body');
     else if (c.body !== undefined && c.body !== null) body = JSON.stringify(templatedDeep(c.body, variables, 'body'));
     else {
-      const [workflow] = await em.execute(`select id, name from workflows where id = ?`, [input.execution.workflowId]);
+      const [automation] = await em.execute(`select id, name from workflows where id = ?`, [input.execution.automationId]);
       body = JSON.stringify({
         contact: serializeContact(input.contact),
-        workflow: { id: workflow?.id ?? input.execution.workflowId, name: workflow?.name ?? null },
+        workflow: { id: automation?.id ?? input.execution.automationId, name: automation?.name ?? null },
         execution: { id: input.execution.id, startedAt: input.execution.startedAt },
         event: input.context,
       });

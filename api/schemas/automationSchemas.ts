@@ -3,16 +3,20 @@ import { emailAddress } from '../http/validation';
 import { enumOf, offsetListQuery, optional, singleLine, text } from './messageContentFields';
 import { contactData } from './contactSchemas';
 import { RESERVED_DATA_KEYS } from '../../services/contacts/contactDataRules';
-import { conditionTreeIssues, OPERATORS, type Operator } from '../../db/conditions/conditionTree';
+import { conditionTreeIssues, type Operator } from '../../db/conditions/conditionTree';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../../services/automation/conditionStepField';
 import {
+  CONDITION_STEP_OPERATORS,
   DELAY_UNITS,
   delaySeconds,
-  MAX_WAIT_SECONDS,
+  RESERVED_WEBHOOK_HEADERS,
+  STEP_CONFIG_LIMITS,
   SUBSCRIPTION_ACTIONS,
+  WEBHOOK_HEADER_NAME,
   WEBHOOK_METHODS,
+  webhookUrlProblem,
   type ConditionConfig,
   type DelayConfig,
   type ExitConfig,
@@ -24,10 +28,11 @@ import {
 
 /**
  * Request bodies of the workflow definition endpoints and the config of every step kind
- * (contract section 12). What needs the database (a SEND_EMAIL template belonging to the
- * project) is checked by the route after these.
+ * (contract section 12), as zod schemas over the step-config rules of
+ * services/automation/stepConfigs.ts (kinds' values, limits, stored shapes). What needs the
+ * database (a SEND_EMAIL template belonging to the project) is checked by the route after these.
  */
-export const WORKFLOW_LIMITS = {
+export const AUTOMATION_LIMITS = {
   /** Steps of one workflow, TRIGGER included: far above any real automation, and a bound on every graph check. */
   steps: 500,
   name: 200,
@@ -36,16 +41,8 @@ export const WORKFLOW_LIMITS = {
   stepName: 200,
   /** |x|, |y| of a step's position on the dashboard canvas. */
   position: 10_000_000,
-  /** DELAY total and WAIT_FOR_EVENT timeout. */
-  maxWaitSeconds: MAX_WAIT_SECONDS,
-  exitReason: 500,
-  webhookUrl: 2048,
-  webhookHeaders: 50,
-  webhookHeaderName: 100,
-  webhookHeaderValue: 998,
-  /** A WEBHOOK body, as text or as JSON. */
-  webhookBodyBytes: 64 * 1024,
-  conditionField: 300,
+  /** The bounds of the step configs. */
+  ...STEP_CONFIG_LIMITS,
 } as const;
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -59,17 +56,19 @@ export const listenedEventName = (field: string) =>
   text(field)
     .refine((s) => !CONTROL.test(s), `${field} must not contain line breaks or other control characters`)
     .transform((s) => s.trim())
-    .pipe(z.string().min(1, `${field} must not be empty`).max(WORKFLOW_LIMITS.eventName, `${field} must be at most ${WORKFLOW_LIMITS.eventName} characters`));
+    .pipe(
+      z.string().min(1, `${field} must not be empty`).max(AUTOMATION_LIMITS.eventName, `${field} must be at most ${AUTOMATION_LIMITS.eventName} characters`),
+    );
 
-const workflowName = singleLine('name', WORKFLOW_LIMITS.name);
-const workflowDescription = optional(
-  text('description').max(WORKFLOW_LIMITS.description, `description must be at most ${WORKFLOW_LIMITS.description} characters`),
+const automationName = singleLine('name', AUTOMATION_LIMITS.name);
+const automationDescription = optional(
+  text('description').max(AUTOMATION_LIMITS.description, `description must be at most ${AUTOMATION_LIMITS.description} characters`),
 );
 const bool = (field: string) => z.boolean({ invalid_type_error: `${field} must be true or false`, required_error: `${field} is required` });
 
-export const createWorkflowBody = z.object({
-  name: workflowName,
-  description: workflowDescription,
+export const createAutomationBody = z.object({
+  name: automationName,
+  description: automationDescription,
   eventName: listenedEventName('eventName'),
   allowReentry: bool('allowReentry').default(false),
 });
@@ -78,10 +77,10 @@ export const createWorkflowBody = z.object({
  * PATCH /workflows/:id. The trigger event is `eventName` or `triggerConfig.eventName` (the shape
  * GET answers); `triggerType` is accepted when it is EVENT, the only kind there is.
  */
-export const patchWorkflowBody = z
+export const patchAutomationBody = z
   .object({
-    name: workflowName.optional(),
-    description: workflowDescription,
+    name: automationName.optional(),
+    description: automationDescription,
     eventName: listenedEventName('eventName').optional(),
     triggerType: z.literal('EVENT', { errorMap: () => ({ message: 'triggerType must be EVENT' }) }).optional(),
     triggerConfig: z.object({ eventName: listenedEventName('triggerConfig.eventName') }, { invalid_type_error: 'triggerConfig must be an object' }).optional(),
@@ -95,15 +94,15 @@ export const patchWorkflowBody = z
   })
   .transform(({ triggerConfig, triggerType: _type, ...rest }) => ({ ...rest, eventName: rest.eventName ?? triggerConfig?.eventName }));
 
-export const WORKFLOW_SORTS = ['name', 'createdAt', 'updatedAt'] as const;
+export const AUTOMATION_SORTS = ['name', 'createdAt', 'updatedAt'] as const;
 
 /** GET /workflows: the offset pages of templates and campaigns, filterable by `enabled` and trigger `eventName`. */
-export const workflowListQuery = z.object({
-  ...offsetListQuery(WORKFLOW_SORTS),
+export const automationListQuery = z.object({
+  ...offsetListQuery(AUTOMATION_SORTS),
   enabled: z.enum(['true', 'false'], { errorMap: () => ({ message: 'enabled must be true or false' }) }).optional(),
   eventName: z
     .string({ invalid_type_error: 'eventName must be given once' })
-    .max(WORKFLOW_LIMITS.eventName, `eventName must be at most ${WORKFLOW_LIMITS.eventName} characters`)
+    .max(AUTOMATION_LIMITS.eventName, `eventName must be at most ${AUTOMATION_LIMITS.eventName} characters`)
     .optional(),
 });
 
@@ -149,7 +148,7 @@ export const delayConfig = z
     unit: enumOf('unit', DELAY_UNITS),
   })
   .superRefine((c, ctx) => {
-    if (delaySeconds(c) > WORKFLOW_LIMITS.maxWaitSeconds) {
+    if (delaySeconds(c) > AUTOMATION_LIMITS.maxWaitSeconds) {
       ctx.addIssue({ code: 'too_big', type: 'number', maximum: 365, inclusive: true, path: ['amount'], message: 'A delay is at most 365 days' });
     }
   })
@@ -160,16 +159,11 @@ export const waitForEventConfig = z
     eventName: listenedEventName('eventName'),
     timeout: finiteNumber('timeout')
       .positive('timeout must be a positive number of seconds')
-      .max(WORKFLOW_LIMITS.maxWaitSeconds, `timeout is at most ${WORKFLOW_LIMITS.maxWaitSeconds} seconds (365 days)`)
+      .max(AUTOMATION_LIMITS.maxWaitSeconds, `timeout is at most ${AUTOMATION_LIMITS.maxWaitSeconds} seconds (365 days)`)
       .nullable()
       .optional(),
   })
   .transform((c): WaitForEventConfig => (c.timeout == null ? { eventName: c.eventName } : { eventName: c.eventName, timeout: c.timeout }));
-
-/** The filter operators that compare a value (the event and segment operators belong to the condition tree's own fields). */
-export const CONDITION_STEP_OPERATORS = OPERATORS.filter(
-  (o) => !['triggered', 'notTriggered', 'triggeredWithin', 'triggeredOlderThan', 'notTriggeredWithin', 'memberOfSegment', 'notMemberOfSegment'].includes(o),
-);
 
 /**
  * CONDITION: `{ field, operator, value?, unit? }`. The field's namespace is checked here; the
@@ -177,7 +171,7 @@ export const CONDITION_STEP_OPERATORS = OPERATORS.filter(
  */
 export const conditionConfig = z
   .object({
-    field: text('field').max(WORKFLOW_LIMITS.conditionField, `field must be at most ${WORKFLOW_LIMITS.conditionField} characters`),
+    field: text('field').max(AUTOMATION_LIMITS.conditionField, `field must be at most ${AUTOMATION_LIMITS.conditionField} characters`),
     operator: z.enum(CONDITION_STEP_OPERATORS as [Operator, ...Operator[]], {
       errorMap: () => ({ message: `operator must be one of ${CONDITION_STEP_OPERATORS.join(', ')}` }),
     }),
@@ -206,30 +200,11 @@ export const conditionConfig = z
     return out as unknown as ConditionConfig;
   });
 
-/** Headers the HTTP client or the signature own: a step may not set them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'x-mailroom-signature']);
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/** A URL whose `{{placeholders}}` are filled at run time: checked with them stood in for. */
-function webhookUrlProblem(url: string): string | null {
-  if (/\s|[\u0000-\u001f\u007f]/.test(url)) return 'url must not contain spaces, line breaks or other control characters';
-  if (!/^https?:\/\//i.test(url)) return 'url must start with http:// or https://';
-  let parsed: URL;
-  try {
-    parsed = new URL(url.replace(/\{\{\{?[^{}]*\}?\}\}/g, 'x'));
-  } catch {
-    return 'url is not a valid URL';
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'url must use http or https';
-  if (!parsed.hostname) return 'url needs a host';
-  return null;
-}
-
 export const webhookConfig = z
   .object({
     url: text('url')
       .trim()
-      .max(WORKFLOW_LIMITS.webhookUrl, `url must be at most ${WORKFLOW_LIMITS.webhookUrl} characters`)
+      .max(AUTOMATION_LIMITS.webhookUrl, `url must be at most ${AUTOMATION_LIMITS.webhookUrl} characters`)
       .superRefine((url, ctx) => {
         const problem = webhookUrlProblem(url);
         if (problem) ctx.addIssue({ code: 'invalid_string', validation: 'url', message: problem });
@@ -242,29 +217,29 @@ export const webhookConfig = z
     headers: z
       .record(
         text('header value')
-          .max(WORKFLOW_LIMITS.webhookHeaderValue, `Header values are at most ${WORKFLOW_LIMITS.webhookHeaderValue} characters`)
+          .max(AUTOMATION_LIMITS.webhookHeaderValue, `Header values are at most ${AUTOMATION_LIMITS.webhookHeaderValue} characters`)
           .refine((v) => !/[\r\n\u0000]/.test(v), 'Header values must not contain CR, LF or NUL'),
         { invalid_type_error: 'headers must be an object of header names and string values' },
       )
       .superRefine((headers, ctx) => {
         const names = Object.keys(headers);
-        if (names.length > WORKFLOW_LIMITS.webhookHeaders)
+        if (names.length > AUTOMATION_LIMITS.webhookHeaders)
           ctx.addIssue({
             code: 'too_big',
             type: 'array',
-            maximum: WORKFLOW_LIMITS.webhookHeaders,
+            maximum: AUTOMATION_LIMITS.webhookHeaders,
             inclusive: true,
-            message: `At most ${WORKFLOW_LIMITS.webhookHeaders} headers`,
+            message: `At most ${AUTOMATION_LIMITS.webhookHeaders} headers`,
           });
         const seen = new Set<string>();
         for (const name of names) {
-          if (!HEADER_NAME.test(name) || name.length > WORKFLOW_LIMITS.webhookHeaderName) {
+          if (!WEBHOOK_HEADER_NAME.test(name) || name.length > AUTOMATION_LIMITS.webhookHeaderName) {
             ctx.addIssue({
               code: 'custom',
               path: [name],
-              message: `Header names are 1-${WORKFLOW_LIMITS.webhookHeaderName} token characters (letters, digits, - and the like; no spaces, colons, CR or LF)`,
+              message: `Header names are 1-${AUTOMATION_LIMITS.webhookHeaderName} token characters (letters, digits, - and the like; no spaces, colons, CR or LF)`,
             });
-          } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+          } else if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `The ${name} header is set by Mailroom itself` });
           } else if (seen.has(name.toLowerCase())) {
             ctx.addIssue({ code: 'custom', path: [name], message: `The ${name} header is given twice (header names ignore case)` });
@@ -301,14 +276,14 @@ export const webhookConfig = z
       return;
     }
     const size = Buffer.byteLength(typeof c.body === 'string' ? c.body : JSON.stringify(c.body), 'utf8');
-    if (size > WORKFLOW_LIMITS.webhookBodyBytes) {
+    if (size > AUTOMATION_LIMITS.webhookBodyBytes) {
       ctx.addIssue({
         code: 'too_big',
         type: 'string',
-        maximum: WORKFLOW_LIMITS.webhookBodyBytes,
+        maximum: AUTOMATION_LIMITS.webhookBodyBytes,
         inclusive: true,
         path: ['body'],
-        message: `body is at most ${WORKFLOW_LIMITS.webhookBodyBytes / 1024} KB`,
+        message: `body is at most ${AUTOMATION_LIMITS.webhookBodyBytes / 1024} KB`,
       });
     }
   })
@@ -343,7 +318,7 @@ export const exitConfig = z
       text('reason')
         .refine((s) => !CONTROL.test(s), 'reason must not contain line breaks or other control characters')
         .transform((s) => s.trim())
-        .pipe(z.string().max(WORKFLOW_LIMITS.exitReason, `reason must be at most ${WORKFLOW_LIMITS.exitReason} characters`)),
+        .pipe(z.string().max(AUTOMATION_LIMITS.exitReason, `reason must be at most ${AUTOMATION_LIMITS.exitReason} characters`)),
     ),
   })
   .transform((c): ExitConfig => (c.reason ? { reason: c.reason } : {}));
@@ -375,8 +350,8 @@ export const DEFAULT_STEP_NAMES: Record<AddableStepType | 'TRIGGER', string> = {
 
 const position = z.object(
   {
-    x: finiteNumber('position.x').min(-WORKFLOW_LIMITS.position).max(WORKFLOW_LIMITS.position),
-    y: finiteNumber('position.y').min(-WORKFLOW_LIMITS.position).max(WORKFLOW_LIMITS.position),
+    x: finiteNumber('position.x').min(-AUTOMATION_LIMITS.position).max(AUTOMATION_LIMITS.position),
+    y: finiteNumber('position.y').min(-AUTOMATION_LIMITS.position).max(AUTOMATION_LIMITS.position),
   },
   { invalid_type_error: 'position must be an object { x, y }' },
 );
@@ -393,7 +368,7 @@ export const createStepBody = z.object({
           : `type must be one of ${ADDABLE_STEP_TYPES.join(', ')}` + (issue.code === 'invalid_type' && ctx.data === undefined ? ' (type is required)' : ''),
     }),
   }),
-  name: singleLine('name', WORKFLOW_LIMITS.stepName).optional(),
+  name: singleLine('name', AUTOMATION_LIMITS.stepName).optional(),
   position: position.optional(),
   config: configObject.default({}),
   /** The step shape's top-level templateId (SEND_EMAIL), accepted as well as config.templateId. */
@@ -402,7 +377,7 @@ export const createStepBody = z.object({
 
 /** PATCH /workflows/:id/steps/:stepId: the kind stays; `config`, when given, replaces the whole config. */
 export const patchStepBody = z.object({
-  name: singleLine('name', WORKFLOW_LIMITS.stepName).optional(),
+  name: singleLine('name', AUTOMATION_LIMITS.stepName).optional(),
   position: position.optional(),
   config: configObject.optional(),
   templateId: z.unknown().optional(),

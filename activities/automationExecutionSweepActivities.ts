@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { executionRepository } from '../db/workflows/executionRepository';
+import { executionRepository } from '../db/automations/executionRepository';
 import { signalWaitingExecution, startExecution } from '../services/automation/executionStarts';
 
 /** Older than any normal path from the event to the start or the signal. */
@@ -9,7 +9,7 @@ const GRACE_SECONDS = 30;
 const LOOKBACK_SECONDS = 15 * 60;
 const PER_SWEEP = 2000;
 
-export function createWorkflowExecutionSweepActivities({ orm, config, logger }: ActivityDeps) {
+export function createAutomationExecutionSweepActivities({ orm, config, logger }: ActivityDeps) {
   return {
     /**
      * Repairs what a process that died mid-way leaves (see services/automation/executionTriggers.ts):
@@ -41,4 +41,4 @@ export function createWorkflowExecutionSweepActivities({ orm, config, logger }: 
   };
 }
 
-export type WorkflowExecutionSweepActivities = ReturnType<typeof createWorkflowExecutionSweepActivities>;
+export type AutomationExecutionSweepActivities = ReturnType<typeof createAutomationExecutionSweepActivities>;

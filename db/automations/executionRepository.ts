@@ -9,7 +9,7 @@ export type ExecutionStepStatus = 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED'
 export interface ExecutionRow {
   id: string;
   projectId: string;
-  workflowId: string;
+  automationId: string;
   contactId: string;
   status: ExecutionStatus;
   currentStepId: string | null;
@@ -39,7 +39,7 @@ export interface ExecutionStepRow {
 export interface ExecutionToStart {
   id: string;
   projectId: string;
-  workflowId: string;
+  automationId: string;
   contactId: string;
 }
 
@@ -55,7 +55,7 @@ export interface EventForWaitingExecution {
 /** A step of a definition as it is now. */
 export interface DefinitionStep {
   id: string;
-  workflowId: string;
+  automationId: string;
   type: 'TRIGGER' | 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
   name: string;
   config: Record<string, unknown>;
@@ -101,7 +101,7 @@ function toExecution(row: Record<string, any>): ExecutionRow {
   return {
     id: row.id,
     projectId: row.project_id,
-    workflowId: row.workflow_id,
+    automationId: row.workflow_id,
     contactId: row.contact_id,
     status: row.status,
     currentStepId: row.current_step_id,
@@ -131,7 +131,7 @@ function toStep(row: Record<string, any>): ExecutionStepRow {
 }
 
 function toDefinitionStep(r: Record<string, any>): DefinitionStep {
-  return { id: r.id, workflowId: r.workflow_id, type: r.type, name: r.name, config: objectOr(r.config), templateId: r.template_id };
+  return { id: r.id, automationId: r.workflow_id, type: r.type, name: r.name, config: objectOr(r.config), templateId: r.template_id };
 }
 
 function toTransition(r: Record<string, any>): DefinitionTransition {
@@ -174,7 +174,7 @@ const historyParams = (executionId: string, rows: HistoryRow[]) => [
 export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]) {
   return {
     id: execution.id,
-    workflowId: execution.workflowId,
+    workflowId: execution.automationId,
     contactId: execution.contactId,
     status: execution.status,
     currentStepId: execution.currentStepId,
@@ -234,7 +234,7 @@ const INSERT_FROM_CANDIDATES = `
   select * from inserted`;
 
 const toStart = (rows: any[]): ExecutionToStart[] =>
-  rows.map((r) => ({ id: r.id, projectId: r.project_id, workflowId: r.workflow_id, contactId: r.contact_id }));
+  rows.map((r) => ({ id: r.id, projectId: r.project_id, automationId: r.workflow_id, contactId: r.contact_id }));
 
 export const executionRepository = {
   /**
@@ -271,7 +271,7 @@ export const executionRepository = {
    * enabled) that got no execution: what a process that died between recording an event and
    * creating its executions leaves. Creates them.
    */
-  async createForMissedEvents(em: EntityManager, minAgeSeconds: number, maxAgeSeconds: number, perWorkflow: number): Promise<ExecutionToStart[]> {
+  async createForMissedEvents(em: EntityManager, minAgeSeconds: number, maxAgeSeconds: number, perAutomation: number): Promise<ExecutionToStart[]> {
     const rows = await em.execute(
       `with candidates as (
          select e.id as event_id, w.id as workflow_id
@@ -287,7 +287,7 @@ export const executionRepository = {
            and e.created_at < now() - make_interval(secs => ?)
            and not exists (select 1 from workflow_executions x where x.workflow_id = w.id and x.trigger_event_id = e.id)
        ), ${INSERT_FROM_CANDIDATES}`,
-      [perWorkflow, maxAgeSeconds, minAgeSeconds],
+      [perAutomation, maxAgeSeconds, minAgeSeconds],
     );
     return toStart(rows);
   },
@@ -295,7 +295,7 @@ export const executionRepository = {
   /** An execution started by hand. Null when the workflow allows no re-entry and the contact entered before. */
   async createManual(
     em: EntityManager,
-    input: { projectId: string; workflowId: string; contactId: string; context: Record<string, unknown>; allowReentry: boolean },
+    input: { projectId: string; automationId: string; contactId: string; context: Record<string, unknown>; allowReentry: boolean },
   ): Promise<ExecutionRow | null> {
     const rows = await em.execute(
       `with inserted as (
@@ -308,7 +308,7 @@ export const executionRepository = {
          update workflows set first_execution_at = now() where id in (select workflow_id from inserted) and first_execution_at is null
        )
        select * from inserted`,
-      [input.projectId, input.workflowId, input.contactId, JSON.stringify(input.context), !input.allowReentry, input.workflowId],
+      [input.projectId, input.automationId, input.contactId, JSON.stringify(input.context), !input.allowReentry, input.automationId],
     );
     return rows.length ? toExecution(rows[0]) : null;
   },
@@ -368,8 +368,8 @@ export const executionRepository = {
     return rows.length ? toExecution(rows[0]) : null;
   },
 
-  async findInWorkflow(em: EntityManager, projectId: string, workflowId: string, id: string): Promise<ExecutionRow | null> {
-    const rows = await em.execute(`select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [projectId, workflowId, id]);
+  async findInAutomation(em: EntityManager, projectId: string, automationId: string, id: string): Promise<ExecutionRow | null> {
+    const rows = await em.execute(`select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [projectId, automationId, id]);
     return rows.length ? toExecution(rows[0]) : null;
   },
 
@@ -379,9 +379,9 @@ export const executionRepository = {
   },
 
   /** Newest first, offset pages. */
-  async list(em: EntityManager, projectId: string, workflowId: string, q: { status?: ExecutionStatus; page: number; pageSize: number }) {
+  async list(em: EntityManager, projectId: string, automationId: string, q: { status?: ExecutionStatus; page: number; pageSize: number }) {
     const where = ['project_id = ?', 'workflow_id = ?'];
-    const params: unknown[] = [projectId, workflowId];
+    const params: unknown[] = [projectId, automationId];
     if (q.status) {
       where.push('status = ?');
       params.push(q.status);
@@ -399,7 +399,7 @@ export const executionRepository = {
    * Ends active executions CANCELLED (one, or every active one of a workflow) and answers the
    * ones it ended; their Temporal workflows are cancelled by the caller.
    */
-  async cancelActive(em: EntityManager, projectId: string, workflowId: string, executionId?: string): Promise<ExecutionToStart[]> {
+  async cancelActive(em: EntityManager, projectId: string, automationId: string, executionId?: string): Promise<ExecutionToStart[]> {
     const rows = await em.execute(
       `with cancelled as (
          update workflow_executions set status = 'CANCELLED', exit_reason = coalesce(exit_reason, 'Cancelled through the API'),
@@ -412,7 +412,7 @@ export const executionRepository = {
          where execution_id in (select id from cancelled) and status in ('RUNNING', 'WAITING')
        )
        select * from cancelled`,
-      executionId ? [projectId, workflowId, executionId] : [projectId, workflowId],
+      executionId ? [projectId, automationId, executionId] : [projectId, automationId],
     );
     return toStart(rows);
   },
