@@ -1,21 +1,11 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
 import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
-
-const listQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100))
-    .default(20),
-  cursor: z.string().max(500).optional(),
-});
+import { outboxListQuery } from '../schemas/outboxSchemas';
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -27,7 +17,7 @@ export function outboxRoutes(deps: ApiDeps) {
   const auth = keyAuthenticated('secret', deps);
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
-    const query = parseQuery(listQuery, ctx.query);
+    const query = parseQuery(outboxListQuery, ctx.query);
     const after = query.cursor ? decodeCursor(query.cursor, timeCursor) : null;
     const where: Record<string, unknown> = { projectId: ctx.state.project!.id };
     // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { ApiError, conflict, forbidden, notFound } from '../../lib/errors';
-import { emailAddress, isUuid, parseBody } from '../http/validation';
+import { isUuid, parseBody } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
 import { memberRepository } from '../../db/repositories/memberRepository';
@@ -10,10 +9,7 @@ import { userRepository } from '../../db/repositories/userRepository';
 import { ProjectMemberSchema, memberRoles } from '../../db/entities/projectMember';
 import { projectSecurity } from '../../services/projects/projectSecurity';
 import { projectSetupState } from '../../services/projects/projectSetupState';
-
-const role = z.enum(memberRoles);
-const addMemberBody = z.object({ email: emailAddress, role: role.default('MEMBER') });
-const updateMemberBody = z.object({ role });
+import { addMemberBody, updateMemberBody } from '../schemas/projectSchemas';
 
 /** Team management and project overviews for members (dashboard session). */
 export function projectRoutes(deps: ApiDeps) {

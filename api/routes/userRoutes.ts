@@ -1,8 +1,7 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../../lib/errors';
-import { parseBody, singleLineString } from '../http/validation';
+import { parseBody } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
 import { projectRepository, serializeProject } from '../../db/repositories/projectRepository';
@@ -12,21 +11,7 @@ import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
 import { projectSecurity } from '../../services/projects/projectSecurity';
 import { uploadRepository } from '../../db/uploads/uploadRepository';
-
-const projectBody = z.object({ name: singleLineString(100) });
-/** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
-const projectPatchBody = z
-  .object({
-    name: singleLineString(100).optional(),
-    campaignRatePerSecond: z
-      .number({ invalid_type_error: 'campaignRatePerSecond must be a whole number or null' })
-      .int('campaignRatePerSecond must be a whole number')
-      .min(1)
-      .max(100000)
-      .nullable()
-      .optional(),
-  })
-  .refine((b) => b.name !== undefined || b.campaignRatePerSecond !== undefined, { message: 'Give name or campaignRatePerSecond' });
+import { projectBody, projectPatchBody } from '../schemas/projectSchemas';
 
 /** The signed-in user and the projects they belong to (dashboard session). */
 export function userRoutes(deps: ApiDeps) {

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { emailAddress } from '../http/validation';
+import { contactData, eventName, subscribedFlag } from './contactSchemas';
+
+export const eventListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .default(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100)),
+  cursor: z.string().max(1000).optional(),
+  name: z.string().max(200).optional(),
+  contactId: z.string().max(100).optional(),
+});
+
+export const trackBody = z.object({
+  email: emailAddress,
+  event: eventName,
+  data: contactData.optional(),
+  subscribed: subscribedFlag,
+  preserveExistingSubscription: z.boolean().optional(),
+});
