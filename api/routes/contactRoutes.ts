@@ -126,7 +126,7 @@ export function contactRoutes(deps: ApiDeps) {
         const taken = await contactRepository.findByEmail(tx, projectId, body.email);
         if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
         try {
-          await tx.execute(`update contacts set email = ?, updated_at = now() where project_id = ? and id = ?`, [body.email, projectId, current.id]);
+          await contactRepository.changeEmail(tx, projectId, current.id, body.email);
         } catch (err) {
           if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
           throw err;
@@ -144,7 +144,7 @@ export function contactRoutes(deps: ApiDeps) {
 
   router.delete('/contacts/:id', async (ctx) => {
     const contact = await loadContact(ctx, ctx.params.id);
-    await ctx.state.em.execute(`delete from contacts where project_id = ? and id = ?`, [ctx.state.project!.id, contact.id]);
+    await contactRepository.deleteById(ctx.state.em, ctx.state.project!.id, contact.id);
     ctx.status = 204;
   });
 
