@@ -3,7 +3,8 @@ import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, notFound, payloadTooLarge } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
+import { jobRepository, type JobType } from '../../db/jobs/jobRepository';
+import { serializeJob } from '../presenters/jobPresenter';
 import { CsvFileError, checkCsvUpload } from '../../services/contacts/csvImport';
 import { jobUploadRepository, UploadChunker } from '../../db/jobs/jobUploadRepository';
 import { consumeMultipartFile } from '../http/multipartFile';
@@ -47,7 +48,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       });
     } catch (err) {
       logger.error({ ...workflowStartLogFields(err), jobId: job.id, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
-      await ctx.state.em.execute(`delete from jobs where id = ?`, [job.id]);
+      await jobRepository.delete(ctx.state.em, job.id);
       throw workflowStartApiError(err, 'The job could not be queued; try again shortly');
     }
   }

@@ -4,8 +4,9 @@ import { badRequest, conflict, notFound, plainBadRequest, validationFailed } fro
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { validateConditionTree, type ConditionTree } from '../../db/conditions';
-import { segmentRepository, serializeSegment, type SegmentRow } from '../../db/segments/segmentRepository';
-import { serializeContact } from '../../db/contacts/contactRepository';
+import { segmentRepository, type SegmentRow } from '../../db/segments/segmentRepository';
+import { serializeSegment } from '../presenters/segmentPresenter';
+import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
 import { createSegmentBody, patchSegmentBody, addSegmentMembersBody, removeSegmentMembersBody, segmentPageQuery } from '../schemas/segmentSchemas';
 
 const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -107,19 +108,10 @@ export function segmentRoutes(deps: ApiDeps) {
     let createdIds: string[] = [];
     if (body.createMissing) {
       // Only missing contacts are written: existing ones keep their data and updatedAt.
-      const inserted = await em.execute<Array<{ id: string }>>(
-        `insert into contacts (project_id, email, subscribed)
-         select ?, e, ? from jsonb_array_elements_text(?::jsonb) e
-         on conflict (project_id, email) do nothing returning id`,
-        [projectId, body.subscribed ?? true, JSON.stringify(emails)],
-      );
-      createdIds = inserted.map((r) => r.id);
+      createdIds = await contactRepository.createMissing(em, projectId, emails, body.subscribed ?? true);
       created = createdIds.length;
     }
-    const found = await em.execute<Array<{ id: string; email: string }>>(
-      `select id, email from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
-      [projectId, JSON.stringify(emails)],
-    );
+    const found = await contactRepository.idsByEmail(em, projectId, emails);
     const foundEmails = new Set(found.map((c) => c.email));
     const { added, events } = await segmentRepository.addMembers(
       em,

@@ -8,7 +8,8 @@ import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
 import { workflowRepository } from '../../db/workflows/workflowRepository';
-import { serializeTemplate, templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
+import { templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
+import { serializeTemplate } from '../presenters/templatePresenter';
 import { createTemplateBody, patchTemplateBody, templateListQuery, templateFields } from '../schemas/templateSchemas';
 
 /** Limits of template fields (shared with campaigns). */
