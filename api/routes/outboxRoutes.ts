@@ -3,7 +3,7 @@ import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
+import { outboxRepository } from '../../db/outbox/outboxRepository';
 import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
 import { outboxListQuery } from '../schemas/outboxSchemas';
 
@@ -19,14 +19,8 @@ export function outboxRoutes(deps: ApiDeps) {
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
     const query = parseQuery(outboxListQuery, ctx.query);
     const after = query.cursor ? decodeCursor(query.cursor, timeCursor) : null;
-    const where: Record<string, unknown> = { projectId: ctx.state.project!.id };
     // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.
-    if (after) where.$or = [{ createdAt: { $lt: new Date(after.t) } }, { createdAt: new Date(after.t), id: { $lt: after.id } }];
-    const rows = await ctx.state.em.find(OutboxMessageSchema, where, {
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      limit: query.limit + 1,
-      exclude: ['raw'],
-    });
+    const rows = await outboxRepository.listPage(ctx.state.em, ctx.state.project!.id, after, query.limit + 1);
     const hasMore = rows.length > query.limit;
     const data = rows.slice(0, query.limit);
     const last = data[data.length - 1];
@@ -43,7 +37,7 @@ export function outboxRoutes(deps: ApiDeps) {
   });
 
   router.get('/outbox/:id/raw', ...auth, async (ctx) => {
-    const message = isUuid(ctx.params.id) ? await ctx.state.em.findOne(OutboxMessageSchema, { id: ctx.params.id, projectId: ctx.state.project!.id }) : null;
+    const message = isUuid(ctx.params.id) ? await outboxRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.id) : null;
     if (!message) throw notFound('message', ctx.params.id);
     ctx.type = 'message/rfc822';
     ctx.set('Content-Disposition', `inline; filename="${message.id}.eml"`);

@@ -8,7 +8,6 @@ import { projectRepository } from '../../db/repositories/projectRepository';
 import { serializeProject } from '../presenters/projectPresenter';
 import { projectDataRepository } from '../../db/repositories/projectDataRepository';
 import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
-import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
 import { projectSecurity } from '../../services/projects/projectSecurity';
 import { uploadRepository } from '../../db/uploads/uploadRepository';
@@ -49,7 +48,7 @@ export function userRoutes(deps: ApiDeps) {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER']);
     // Every project table references projects with ON DELETE CASCADE.
     const uploadKeys = await uploadRepository.keysOfProject(ctx.state.em, project.id);
-    await ctx.state.em.nativeDelete(ProjectSchema, { id: project.id });
+    await projectRepository.delete(ctx.state.em, project.id);
     // The uploads' rows went with the project, so their files are no longer served; removing the
     // files only frees the space, and a failure is logged rather than undoing the deletion.
     await deps.objectStore

@@ -61,4 +61,9 @@ export const projectRepository = {
     const byId = new Map(projects.map((p) => [p.id, p]));
     return memberships.flatMap((m) => (byId.has(m.projectId) ? [{ project: byId.get(m.projectId)!, role: m.role }] : []));
   },
+
+  /** Deletes a project; every project table references projects with ON DELETE CASCADE. */
+  async delete(em: EntityManager, projectId: string): Promise<void> {
+    await em.nativeDelete(ProjectSchema, { id: projectId });
+  },
 };
