@@ -2,14 +2,14 @@ import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, conflict, notFound, plainBadRequest } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
-import { contactCursor, decodeCursor, encodeCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
 import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
 import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import { contactUsage } from '../../services/contacts/contactFieldUsage';
-import { contactListQuery, contactUpsertBody, contactPatchBody, contactLookupBody, fieldValuesQuery } from '../schemas/contactSchemas';
+import { contactListQuery, contactUpsertBody, contactPatchBody, contactLookupBody, fieldValuesQuery, contactCursor } from '../schemas/contactSchemas';
 
 /** The contacts endpoints of the specification (secret key). */
 export function contactRoutes(deps: ApiDeps) {

@@ -2,14 +2,14 @@ import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
 import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
-import { decodeCursor, encodeCursor, eventCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { eventRepository } from '../../db/events/eventRepository';
 import { serializeEvent } from '../presenters/eventPresenter';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { segmentRepository } from '../../db/segments/segmentRepository';
 import { workflowRepository } from '../../db/workflows/workflowRepository';
-import { eventListQuery } from '../schemas/eventSchemas';
+import { eventCursor, eventListQuery } from '../schemas/eventSchemas';
 
 /** The events endpoints (secret key). POST /events/track lives with /v1/track in trackRoutes. */
 export function eventRoutes(deps: ApiDeps) {

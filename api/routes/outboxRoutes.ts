@@ -4,8 +4,8 @@ import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { outboxRepository } from '../../db/outbox/outboxRepository';
-import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
-import { outboxListQuery } from '../schemas/outboxSchemas';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { outboxListQuery, timeCursor } from '../schemas/outboxSchemas';
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

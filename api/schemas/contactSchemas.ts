@@ -62,3 +62,15 @@ export const contactPatchBody = z.object({
 export const contactLookupBody = z.object({ emails: z.array(emailAddress).min(1).max(500) });
 
 export const fieldValuesQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).catch(100).default(100) });
+
+const noNul = (s: string) => !s.includes('\u0000');
+
+/** The cursor of GET /contacts, which remembers the sort it was made for. */
+export const contactCursor = z
+  .object({
+    s: z.enum(['email', 'createdAt']),
+    d: z.enum(['asc', 'desc']),
+    v: z.string().max(320).refine(noNul),
+    id: z.string().uuid(),
+  })
+  .refine((c) => c.s !== 'createdAt' || !Number.isNaN(Date.parse(c.v)));

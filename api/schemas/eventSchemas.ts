@@ -21,3 +21,6 @@ export const trackBody = z.object({
   subscribed: subscribedFlag,
   preserveExistingSubscription: z.boolean().optional(),
 });
+
+/** The cursor of the event lists, ordered by write sequence (a bigint, as decimal text). */
+export const eventCursor = z.object({ seq: z.string().regex(/^[1-9][0-9]{0,17}$/) });

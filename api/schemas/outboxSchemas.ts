@@ -9,3 +9,6 @@ export const outboxListQuery = z.object({
     .default(20),
   cursor: z.string().max(500).optional(),
 });
+
+/** The cursor of lists ordered by (createdAt, id): the outbox. */
+export const timeCursor = z.object({ t: z.string().datetime({ offset: true }), id: z.string().uuid() });
