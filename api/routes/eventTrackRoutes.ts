@@ -1,20 +1,11 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { emailAddress, parseBody } from '../http/validation';
+import { parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
-import { contactData, eventName } from '../schemas/contactSchemas';
 import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import type { Middleware } from 'koa';
-
-const trackBody = z.object({
-  email: emailAddress,
-  event: eventName,
-  data: contactData.optional(),
-  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
-  preserveExistingSubscription: z.boolean().optional(),
-});
+import { trackBody } from '../schemas/eventSchemas';
 
 /** Browsers call /v1/track with the public key, so it answers CORS preflights. */
 const publicCors: Middleware<AppState> = async (ctx, next) => {

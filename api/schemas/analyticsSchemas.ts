@@ -47,3 +47,14 @@ export function resolveRange(q: { start?: Date; end?: Date }, now = new Date()):
   if (end.getTime() - start.getTime() > MAX_RANGE_DAYS * DAY_MS) throw badRequest(`The range may span at most ${MAX_RANGE_DAYS} days`);
   return { start, end };
 }
+
+export const timeseriesQuery = z.object({
+  ...rangeQuery,
+  granularity: z.enum(['hour', 'day']).default('day'),
+  source: z.enum(['ALL', 'TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW']).default('ALL'),
+});
+
+export const rankingQuery = z.object({ ...rangeQuery, limit: limitParam(10, 100) });
+
+/** Only the time window (analytics totals, activity summary). */
+export const rangeOnlyQuery = z.object(rangeQuery);
