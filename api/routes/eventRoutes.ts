@@ -8,7 +8,7 @@ import { eventRepository } from '../../db/events/eventRepository';
 import { serializeEvent } from '../presenters/eventPresenter';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { segmentRepository } from '../../db/segments/segmentRepository';
-import { workflowRepository } from '../../db/workflows/workflowRepository';
+import { automationRepository } from '../../db/automations/automationRepository';
 import { eventCursor, eventListQuery } from '../schemas/eventSchemas';
 
 /** The events endpoints (secret key). POST /events/track lives with /v1/track in trackRoutes. */
@@ -60,7 +60,7 @@ export function eventRoutes(deps: ApiDeps) {
   // conditions name event.<eventName>.
   router.get('/events/:eventName/usage', ...auth, async (ctx) => {
     const { segments, campaigns } = await segmentRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
-    const workflows = await workflowRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
+    const workflows = await automationRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
     ctx.body = { event: ctx.params.eventName, workflows, segments, campaigns };
   });
 

@@ -7,7 +7,7 @@ import { conflict, notFound, plainBadRequest, validationFailed } from '../../lib
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { workflowRepository } from '../../db/workflows/workflowRepository';
+import { automationRepository } from '../../db/automations/automationRepository';
 import { templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
 import { serializeTemplate } from '../presenters/templatePresenter';
 import { createTemplateBody, patchTemplateBody, templateListQuery, templateFields } from '../schemas/templateSchemas';
@@ -99,7 +99,7 @@ export function templateRoutes(deps: ApiDeps) {
   router.delete('/templates/:id', async (ctx) => {
     const template = await loadTemplate(ctx);
     // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
-    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
     if (workflowSteps.length) {
       throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', {
         resource: 'template',
@@ -123,7 +123,7 @@ export function templateRoutes(deps: ApiDeps) {
   router.get('/templates/:id/usage', async (ctx) => {
     const template = await loadTemplate(ctx);
     // Campaigns carry their own content (they are not made from a template), so none refers to one.
-    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
     ctx.body = { campaigns: [], workflowSteps };
   });
 
