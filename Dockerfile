@@ -37,7 +37,9 @@ COPY db ./db
 COPY worker ./worker
 COPY workflows ./workflows
 COPY activities ./activities
-COPY temporal-config ./temporal-config
+COPY services ./services
+COPY temporal ./temporal
+COPY launcher ./launcher
 COPY lib ./lib
 COPY mail ./mail
 COPY scripts ./scripts

@@ -11,6 +11,26 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import boundaries from 'eslint-plugin-boundaries';
 
+/**
+ * Which folders each folder may import from (besides itself and packages). Read top to bottom:
+ * entry points and adapters first, then services, then what services use, then lib.
+ */
+const LAYERS = {
+  scripts: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test'],
+  test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts'],
+  bench: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'scripts'],
+  launcher: ['db', 'temporal', 'lib'],
+  worker: ['activities', 'workflows', 'services', 'db', 'mail', 'temporal', 'lib'],
+  api: ['services', 'db', 'mail', 'temporal', 'lib'],
+  activities: ['services', 'db', 'mail', 'temporal', 'lib'],
+  workflows: ['temporal'],
+  services: ['db', 'mail', 'temporal', 'lib'],
+  db: ['lib'],
+  mail: ['db', 'lib'],
+  temporal: ['lib'],
+  lib: [],
+};
+
 export default tseslint.config(
   {
     ignores: ['node_modules/', 'coverage/', 'data/', '.tools/', 'dist/'],
@@ -64,34 +84,38 @@ export default tseslint.config(
 
   // Server code logs through its JSON logger (pino), never the console.
   {
-    files: ['{api,activities,automation,db,lib,mail,temporal-config,worker,workflows}/**/*.ts', 'test/**/*.ts'],
+    files: ['{api,activities,services,db,lib,mail,temporal,launcher,worker,workflows}/**/*.ts', 'test/**/*.ts'],
     rules: { 'no-console': 'error' },
   },
 
-  // Workflow code is bundled for Temporal's deterministic sandbox: it imports values only from
-  // workflows/ and temporal-config/ (and packages); from the rest of the code, types only.
+  // The layers (ARCHITECTURE.md): routes and activities call services; services call db/, mail/
+  // and temporal/; lib/ is below everything; nothing imports up (import cycles: `madge` in npm run lint). Workflow code is bundled for
+  // Temporal's deterministic sandbox: it imports values only from workflows/ and temporal/ (and
+  // packages), and from the rest of the code types only (an activity's signature, say).
   {
-    files: ['workflows/**/*.ts'],
+    files: ['**/*.ts'],
     plugins: { boundaries },
     settings: {
       'import/resolver': { node: { extensions: ['.ts', '.js'] } },
-      'boundaries/elements': ['workflows', 'temporal-config', 'activities', 'api', 'automation', 'db', 'lib', 'mail', 'worker', 'scripts', 'test', 'bench'].map(
-        (dir) => ({ type: dir, pattern: `${dir}/**`, partialMatch: false }),
-      ),
+      'boundaries/elements': Object.keys(LAYERS).map((dir) => ({ type: dir, pattern: `${dir}/**`, partialMatch: false })),
     },
     rules: {
       'boundaries/dependencies': [
         'error',
         {
-          default: 'allow',
+          default: 'disallow',
+          message: 'This import runs up a layer or across to a folder it may not use: see the layers in ARCHITECTURE.md',
           policies: [
-            {
-              from: { element: { type: 'workflows' } },
-              disallow: { to: { element: { type: '*' } } },
-              message: 'Workflow code imports values only from workflows/ and temporal-config/ (types from anywhere): it runs in the deterministic sandbox',
-            },
-            { from: { element: { type: 'workflows' } }, allow: { to: { element: { types: { anyOf: ['workflows', 'temporal-config'] } } } } },
+            ...Object.entries(LAYERS).map(([from, to]) => ({
+              from: { element: { type: from } },
+              allow: { to: { element: { types: { anyOf: [from, ...to] } } } },
+            })),
+            // Workflow code may name any type (an activity's signature, say); a starter names a workflow's type only.
             { from: { element: { type: 'workflows' } }, allow: { to: { element: { type: '*' } }, dependency: { kind: 'type' } } },
+            {
+              from: { element: { types: { anyOf: ['api', 'services', 'temporal'] } } },
+              allow: { to: { element: { type: 'workflows' } }, dependency: { kind: 'type' } },
+            },
           ],
         },
       ],

@@ -2,7 +2,7 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from './deps';
 import { jobRepository, type JobError } from '../db/jobs/jobRepository';
-import { CsvFileError, csvRowToUpsert, readCsvRecords, type CsvHeader } from '../db/contacts/csvImport';
+import { CsvFileError, csvRowToUpsert, readCsvRecords, type CsvHeader } from '../services/contacts/csvImport';
 import { jobUploadRepository } from '../db/jobs/jobUploadRepository';
 import { contactRepository, type ContactUpsert, type RecordedEvent } from '../db/contacts/contactRepository';
 

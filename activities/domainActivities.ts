@@ -1,13 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { dnsResolverFromConfig } from '../lib/dns/dnsResolver';
-import { recheckDomains, type RecheckSummary } from '../db/domains/domainVerification';
+import { recheckDomains, type RecheckSummary } from '../services/domains/domainVerification';
 
 export function createDomainActivities({ config, orm, logger }: ActivityDeps) {
   const dns = dnsResolverFromConfig(config);
   return {
     /**
-     * Re-checks the DNS records of every domain due (db/domains/domainVerification.ts). Heartbeats
+     * Re-checks the DNS records of every domain due (services/domains/domainVerification.ts). Heartbeats
      * after each domain (the SDK throttles them); a retried attempt resumes after the last page the
      * previous one finished.
      */

@@ -1,14 +1,14 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { emailRepository } from '../db/emails/emailRepository';
-import { deliverRecordedEmails, type DeliveryAttemptResult } from '../mail/delivery/recordedEmailDelivery';
+import { deliverRecordedEmails, type DeliveryAttemptResult } from '../services/sending/recordedEmailDelivery';
 
 export type { DeliveryAttemptResult };
 
 export function createEmailDeliveryActivities({ config, orm, mail, logger, eventTriggers }: ActivityDeps) {
   const services = { config, orm, transport: mail, eventTriggers };
   return {
-    /** One delivery attempt over recorded emails (mail/delivery/recordedEmailDelivery.ts), heartbeating after each wave when it runs on the task queue. */
+    /** One delivery attempt over recorded emails (services/sending/recordedEmailDelivery.ts), heartbeating after each wave when it runs on the task queue. */
     async deliverEmails(input: { emailIds: string[] }): Promise<DeliveryAttemptResult> {
       const context = Context.current();
       const workflowId = context.info.workflowExecution?.workflowId ?? 'standalone';

@@ -7,8 +7,8 @@ import { createEmailDeliveryActivities } from './emailDeliveryActivities';
 import { createCampaignActivities } from './campaignActivities';
 import { createSegmentActivities } from './segmentActivities';
 import { createBillingActivities } from './billingActivities';
-import { createWorkflowExecutionActivities } from './workflowExecutionActivities';
-import { createWorkflowExecutionSweepActivities } from './workflowExecutionSweepActivities';
+import { createAutomationExecutionActivities } from './automationExecutionActivities';
+import { createAutomationExecutionSweepActivities } from './automationExecutionSweepActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -21,8 +21,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCampaignActivities(deps),
     ...createSegmentActivities(deps),
     ...createBillingActivities(deps),
-    ...createWorkflowExecutionActivities(deps),
-    ...createWorkflowExecutionSweepActivities(deps),
+    ...createAutomationExecutionActivities(deps),
+    ...createAutomationExecutionSweepActivities(deps),
   };
 }
 export type { ActivityDeps };

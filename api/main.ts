@@ -2,7 +2,7 @@
 import { loadConfig } from '../lib/config';
 import { createLogger, flushLogger } from '../lib/logger';
 import { startApiServer } from './server';
-import { TemporalSetupError } from '../temporal-config/waitForTemporal';
+import { TemporalSetupError } from '../temporal/waitForTemporal';
 
 async function main() {
   const config = loadConfig();

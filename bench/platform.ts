@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import path from 'node:path';
 import { startBenchStack, printFigures, type BenchStack } from './support/benchStack';
-import { startTemporalDevServer, type TemporalDevServer } from '../temporal-config/devServer';
+import { startTemporalDevServer, type TemporalDevServer } from '../launcher/temporalDevServer';
 import { findFreePort } from '../lib/freePort';
 import { spawnApi, type ChildService } from '../test/support/processes';
 import { HttpClient, type HttpResponse } from '../test/support/http';

@@ -24,3 +24,8 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
 export async function createOrm(databaseUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
   return MikroORM.init(ormOptions(databaseUrl, overrides));
 }
+
+/** One round trip to PostgreSQL (the health probe); rejects when the database does not answer. */
+export async function pingDatabase(orm: Orm): Promise<void> {
+  await orm.em.fork().execute('select 1');
+}

@@ -20,7 +20,7 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('mailroom'),
-  // Secure connections (temporal-config/connectionOptions.ts reads and checks these at start).
+  // Secure connections (temporal/connectionOptions.ts reads and checks these at start).
   TEMPORAL_TLS: booleanFromEnv.optional(),
   TEMPORAL_TLS_CERT: z.string().min(1).optional(),
   TEMPORAL_TLS_KEY: z.string().min(1).optional(),
@@ -208,7 +208,7 @@ export interface StripeSettings {
 
 /**
  * TLS settings as given: cert, key and ca are each a file path or the PEM text itself
- * (temporal-config/connectionOptions.ts tells them apart and validates them).
+ * (temporal/connectionOptions.ts tells them apart and validates them).
  */
 export interface TemporalTlsSettings {
   /** TEMPORAL_TLS: true/false forces TLS on/off; undefined = on when any other TLS setting or an API key is set. */

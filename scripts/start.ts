@@ -14,12 +14,12 @@ import { loadConfig } from '../lib/config';
 import type { Config } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import type { Logger } from '../lib/logger';
-import { startEmbeddedPostgres, ensureDatabase, embeddedPostgresClusterDir } from '../db/embeddedPostgres';
-import type { EmbeddedPostgres } from '../db/embeddedPostgres';
-import { startTemporalDevServer } from '../temporal-config/devServer';
-import type { TemporalDevServer } from '../temporal-config/devServer';
+import { startEmbeddedPostgres, ensureDatabase, embeddedPostgresClusterDir } from '../launcher/embeddedPostgres';
+import type { EmbeddedPostgres } from '../launcher/embeddedPostgres';
+import { startTemporalDevServer } from '../launcher/temporalDevServer';
+import type { TemporalDevServer } from '../launcher/temporalDevServer';
 import { runMigrations } from '../db/migrate';
-import { SupervisedProcess } from '../lib/supervisedProcess';
+import { SupervisedProcess } from '../launcher/supervisedProcess';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('./temporal-binary.cjs') as { ensureTemporalBinary: () => string };
 
@@ -254,7 +254,7 @@ function onSignal(signal: NodeJS.Signals): void {
   if (now - firstSignalAt < SIGNAL_DEBOUNCE_MS) return;
   log.warn({ signal }, 'second signal: forcing exit');
   for (const child of children) child.kill();
-  // Exit handlers in db/embeddedPostgres and temporal-config/devServer signal those servers.
+  // Exit handlers in launcher/embeddedPostgres and launcher/temporalDevServer signal those servers.
   process.exit(130);
 }
 

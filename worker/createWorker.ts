@@ -2,8 +2,8 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
-import { deliveryTaskQueue, importTaskQueue } from '../temporal-config/taskQueues';
-import { temporalConnectionOptions } from '../temporal-config/connectionOptions';
+import { deliveryTaskQueue, importTaskQueue } from '../temporal/taskQueues';
+import { temporalConnectionOptions } from '../temporal/connectionOptions';
 
 const workflowsPath = require.resolve('../workflows');
 const workflowInterceptorsPath = require.resolve('../workflows/interceptors');

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { CachedHealthCheck } from '../temporal-config/healthCheck';
+import { CachedHealthCheck } from '../temporal/healthCheck';
 
 export interface WorkerHealthServer {
   port: number;

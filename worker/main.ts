@@ -14,10 +14,10 @@ import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../db/events/eventTriggers';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
-import { attachExecutionTriggers } from '../automation/executionTriggers';
-import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal-config/connectionOptions';
-import { ensureNamespaceSetup } from '../temporal-config/namespaceSetup';
-import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal-config/waitForTemporal';
+import { attachExecutionTriggers } from '../services/automation/executionTriggers';
+import { describeTemporalConnection, temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connectionOptions';
+import { ensureNamespaceSetup } from '../temporal/namespaceSetup';
+import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal/waitForTemporal';
 import { startWorkerHealthServer } from './healthServer';
 
 /** Connects (retrying with backoff while Temporal is unreachable) and checks the namespace setup. */

@@ -12,8 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { CampaignActivities, CampaignBatchResult } from '../activities/campaignActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { CampaignIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryWorkflowIds, deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 
 const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } =
   proxyActivities<CampaignActivities>({
@@ -202,14 +201,14 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
 /** Temporarily failed campaign emails get the transactional delivery's retries, in a workflow of their own. */
 async function retryLater(projectId: string, campaignId: string, emailIds: string[], retryDelaysSeconds: number[]): Promise<void> {
   await startChild(emailDeliveryWorkflow, {
-    workflowId: `deliver-${emailIds[0]}`,
-    taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
-    args: [{ projectId, emailIds, retryDelaysSeconds }],
+    ...deliveryWorkflowStart({
+      taskQueue: workflowInfo().taskQueue,
+      workflowId: deliveryWorkflowIds.batch(emailIds),
+      projectId,
+      emailIds,
+      retryDelaysSeconds,
+      campaignId,
+    }),
     parentClosePolicy: ParentClosePolicy.ABANDON,
-    typedSearchAttributes: [
-      { key: ProjectIdSearchAttribute, value: projectId },
-      { key: CampaignIdSearchAttribute, value: campaignId },
-      { key: EmailIdsSearchAttribute, value: emailIds },
-    ],
   });
 }

@@ -1,6 +1,6 @@
 import { CancellationScope, isCancellation, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { ContactJobActivities } from '../activities/contactJobActivities';
-import { importTaskQueue } from '../temporal-config/taskQueues';
+import { importTaskQueue } from '../temporal/taskQueues';
 
 const bookkeeping = proxyActivities<ContactJobActivities>({
   startToCloseTimeout: '30 seconds',

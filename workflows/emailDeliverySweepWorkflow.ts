@@ -2,8 +2,7 @@ import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@t
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EmailDeliveryActivities } from '../activities/emailDeliveryActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 
 const { findUndeliveredEmails } = proxyActivities<EmailDeliveryActivities>({
   startToCloseTimeout: '1 minute',
@@ -26,15 +25,16 @@ export async function emailDeliverySweepWorkflow(): Promise<{ started: number; a
   let alreadyRunning = 0;
   for (const group of groups) {
     try {
+      // The id the email was recorded with (emailRepository.findUnattempted), so a delivery still running is found.
       await startChild(emailDeliveryWorkflow, {
-        workflowId: group.workflowId,
-        taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
-        args: [{ projectId: group.projectId, emailIds: group.emailIds, retryDelaysSeconds }],
+        ...deliveryWorkflowStart({
+          taskQueue: workflowInfo().taskQueue,
+          workflowId: group.workflowId,
+          projectId: group.projectId,
+          emailIds: group.emailIds,
+          retryDelaysSeconds,
+        }),
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: [
-          { key: ProjectIdSearchAttribute, value: group.projectId },
-          { key: EmailIdsSearchAttribute, value: group.emailIds },
-        ],
       });
       started++;
     } catch (err) {

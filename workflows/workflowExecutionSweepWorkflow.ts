@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { WorkflowExecutionSweepActivities } from '../activities/workflowExecutionSweepActivities';
+import type { AutomationExecutionSweepActivities } from '../activities/automationExecutionSweepActivities';
 
-const { sweepExecutions } = proxyActivities<WorkflowExecutionSweepActivities>({
+const { sweepExecutions } = proxyActivities<AutomationExecutionSweepActivities>({
   startToCloseTimeout: '4 minutes',
   heartbeatTimeout: '1 minute',
   retry: { maximumAttempts: 3 },

@@ -15,10 +15,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ArrivedEvent, SendRetry, StepOutcome, WorkflowExecutionActivities } from '../activities/workflowExecutionActivities';
+import type { ArrivedEvent, SendRetry, StepOutcome, AutomationExecutionActivities } from '../activities/automationExecutionActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryTaskQueue } from '../temporal-config/taskQueues';
-import { ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from '../temporal-config/searchAttributes';
+import { deliveryWorkflowIds, deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 
 const stepActivityOptions = {
   startToCloseTimeout: '2 minutes',
@@ -27,14 +26,14 @@ const stepActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 } as const;
 /** How executions started before LOCAL_STEPS_PATCH ran their steps (kept so their histories replay). */
-const taskQueueSteps = proxyActivities<WorkflowExecutionActivities>(stepActivityOptions);
+const taskQueueSteps = proxyActivities<AutomationExecutionActivities>(stepActivityOptions);
 /**
  * The steps run as local activities, inside the workflow task that reaches them: an execution
  * costs Temporal two workflow tasks (start, and the end of each wait) instead of a workflow task
  * and an activity task per run of steps. The activities are idempotent (the step-history rows are
  * checkpoints), which is what a local activity repeated after a worker crash needs.
  */
-const localSteps = proxyLocalActivities<WorkflowExecutionActivities>(stepActivityOptions);
+const localSteps = proxyLocalActivities<AutomationExecutionActivities>(stepActivityOptions);
 const LOCAL_STEPS_PATCH = 'execution-steps-as-local-activities';
 
 // ---- Signals and queries ----------------------------------------------------------------------
@@ -55,7 +54,7 @@ export interface ExecutionState {
 /** A wait under way, in workflow time, so a run that continues as new waits only what is left. */
 export type PendingWait = { kind: 'delay'; until: number } | { kind: 'event'; eventName: string; until: number | null; since: number };
 
-export interface WorkflowExecutionInput {
+export interface AutomationExecutionInput {
   executionId: string;
   projectId: string;
   workflowId: string;
@@ -71,7 +70,7 @@ export interface WorkflowExecutionInput {
   };
 }
 
-export interface WorkflowExecutionResult {
+export interface AutomationExecutionResult {
   status: 'COMPLETED' | 'EXITED' | 'FAILED' | 'CANCELLED';
   steps: number;
 }
@@ -92,7 +91,7 @@ const MAX_PENDING_EVENTS = 20;
  * the `eventArrived` signal, and the walk goes on from the step the definition leads to when the
  * wait ends. A `cancel` signal or Temporal's cancellation ends it CANCELLED.
  */
-export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): Promise<WorkflowExecutionResult> {
+export async function workflowExecutionWorkflow(input: AutomationExecutionInput): Promise<AutomationExecutionResult> {
   const { runSteps, finishWait, endExecution } = patched(LOCAL_STEPS_PATCH) ? localSteps : taskQueueSteps;
   let stepId: string | null = input.resume?.stepId ?? null;
   let sequence = input.resume?.sequence ?? 0;
@@ -114,7 +113,7 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
   });
   setHandler(getExecutionStateQuery, () => ({ status: ended ? 'ENDED' : waitingFor !== null ? 'WAITING' : 'RUNNING', stepId, sequence, waitingFor }));
 
-  const end = (status: WorkflowExecutionResult['status']): WorkflowExecutionResult => {
+  const end = (status: AutomationExecutionResult['status']): AutomationExecutionResult => {
     ended = true;
     return { status, steps: sequence + 1 };
   };
@@ -192,16 +191,16 @@ export async function workflowExecutionWorkflow(input: WorkflowExecutionInput): 
   async function deliverLater(retry: SendRetry): Promise<void> {
     try {
       await startChild(emailDeliveryWorkflow, {
-        workflowId: `send-${retry.emailIds[0]}`,
-        taskQueue: deliveryTaskQueue(workflowInfo().taskQueue),
-        args: [{ projectId: input.projectId, emailIds: retry.emailIds, retryDelaysSeconds: retry.retryDelaysSeconds }],
+        ...deliveryWorkflowStart({
+          taskQueue: workflowInfo().taskQueue,
+          workflowId: deliveryWorkflowIds.single(retry.emailIds[0]),
+          projectId: input.projectId,
+          emailIds: retry.emailIds,
+          retryDelaysSeconds: retry.retryDelaysSeconds,
+          contactId: input.contactId,
+        }),
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: [
-          { key: ProjectIdSearchAttribute, value: input.projectId },
-          { key: ContactIdSearchAttribute, value: input.contactId },
-          { key: EmailIdsSearchAttribute, value: retry.emailIds },
-        ],
       });
     } catch (err) {
       // The delivery sweep started it first: it delivers the same emails under the same id.

@@ -1,5 +1,5 @@
 import type { AppContext } from '../state';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../../lib/errors';
 import { clientAddressBudget, type AddressBudget } from '../../db/repositories/clientAddressBudget';
 import { clientAddress } from './clientAddress';
 

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Config } from '../../lib/config';
 import type { AppState } from '../state';
-import { ApiError, invalidApiKey, unauthorized } from '../http/errors';
+import { ApiError, invalidApiKey, unauthorized } from '../../lib/errors';
 import { projectRepository } from '../../db/repositories/projectRepository';
 import { memberRepository } from '../../db/repositories/memberRepository';
 import { sessionUser } from './session';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../state';
-import { forbidden, notFound } from '../http/errors';
+import { forbidden, notFound } from '../../lib/errors';
 import { isUuid } from '../http/validation';
 import { memberRepository } from '../../db/repositories/memberRepository';
 import { projectRepository } from '../../db/repositories/projectRepository';

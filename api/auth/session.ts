@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import type { Middleware } from 'koa';
 import type { Config } from '../../lib/config';
 import type { AppContext, AppState } from '../state';
-import { unauthorized } from '../http/errors';
+import { unauthorized } from '../../lib/errors';
 import { isUuid } from '../http/validation';
 import { sessionRepository } from '../../db/repositories/sessionRepository';
 import type { User } from '../../db/entities/user';

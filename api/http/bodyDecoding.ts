@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
 import { Transform, type Readable } from 'node:stream';
-import { ApiError, payloadTooLarge } from './errors';
+import { ApiError, payloadTooLarge } from '../../lib/errors';
 
 /**
  * Reading a request body as its sender encoded it (`Content-Encoding`). Proxies and SDKs send

@@ -1,4 +1,4 @@
-import { ApiError, conflict, validationFailed } from './errors';
+import { ApiError, conflict, validationFailed } from '../../lib/errors';
 
 /**
  * What a refused write means to the caller, by constraint. The database holds these rules

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { AppContext } from '../state';
-import { ApiError, badRequest } from './errors';
+import { ApiError, badRequest } from '../../lib/errors';
 import { contentEncodings, decodedBodyStream } from './bodyDecoding';
 
 /** Room for the multipart framing and a few small fields around the file, in a Content-Length check. */

@@ -1,4 +1,4 @@
-import { ApiError } from './errors';
+import { ApiError } from '../../lib/errors';
 
 /**
  * The sender-domain rule's refusal (contract sections 2 and 8): 403 with the code

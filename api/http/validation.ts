@@ -1,5 +1,5 @@
 import { z, type ZodIssue, type ZodTypeAny } from 'zod';
-import { ApiError, validationFailed, type FieldError } from './errors';
+import { ApiError, validationFailed, type FieldError } from '../../lib/errors';
 
 /** zod issues → the `errors` items of the envelope (zod v3 codes, dot paths). */
 export function toFieldErrors(issues: ZodIssue[]): FieldError[] {

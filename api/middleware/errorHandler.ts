@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from '../../lib/logger';
-import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../http/errors';
+import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../../lib/errors';
 import { fromDatabaseError } from '../http/databaseErrors';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
@@ -22,8 +22,7 @@ function envelope(ctx: Context, err: ApiError) {
 }
 
 /**
- * Errors of third-party body readers (koa-body / formidable on the CSV upload) carry a status and a
- * type. The JSON parser (jsonBody) and body decoding throw ApiErrors themselves.
+ * Errors thrown in the http-errors style (by third-party middleware) carry a status and a type. The JSON parser (jsonBody) and body decoding throw ApiErrors themselves.
  */
 function fromParserError(err: any): ApiError | undefined {
   const status = err?.status ?? err?.statusCode ?? err?.httpCode;

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../state';
-import { ApiError, badRequest } from '../http/errors';
+import { ApiError, badRequest } from '../../lib/errors';
 import { idempotencyKeyRepository } from '../../db/repositories/idempotencyKeyRepository';
 
 const validKey = /^[\x20-\x7e]{1,255}$/;

@@ -1,7 +1,14 @@
 import type { Context, Middleware } from 'koa';
-import { ApiError, invalidJson } from '../http/errors';
+import { ApiError, invalidJson } from '../../lib/errors';
 import { contentEncodings, readDecodedBody } from '../http/bodyDecoding';
 import { findJsonProblem, jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/untrustedJson';
+
+declare module 'koa' {
+  interface Request {
+    /** The parsed JSON body, set by jsonBody below (`{}` for an empty body); unvalidated. */
+    body?: unknown;
+  }
+}
 
 /** JSON bodies above this, after decoding, are refused with 413 (the CSV upload reads its own body). */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -42,7 +49,7 @@ export function jsonBody(options: { limitBytes?: number | ((ctx: Context) => num
     } catch {
       throw new ApiError(400, 'INVALID_REQUEST_BODY', 'The request body is not valid UTF-8');
     }
-    (ctx.request as { body?: unknown }).body = parseJsonBody(text);
+    ctx.request.body = parseJsonBody(text);
     await next();
   };
 }

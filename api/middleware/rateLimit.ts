@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../state';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../../lib/errors';
 import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
 
 /**

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../../lib/errors';
 
 /**
  * PostgreSQL text cannot hold NUL characters, and no path segment or query value Mailroom

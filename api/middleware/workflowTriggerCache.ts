@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../state';
-import { forgetWorkflowTriggers } from '../../automation/executionTriggers';
+import { forgetAutomationTriggers } from '../../services/automation/executionTriggers';
 
 /**
  * After any change under /workflows (enabling, a new trigger event, a WAIT_FOR_EVENT step), this
@@ -12,7 +12,8 @@ export function forgetWorkflowTriggersAfterWrites(): Middleware<AppState> {
     try {
       await next();
     } finally {
-      if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.path.startsWith('/workflows') && ctx.state.project) forgetWorkflowTriggers(ctx.state.project.id);
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.path.startsWith('/workflows') && ctx.state.project)
+        forgetAutomationTriggers(ctx.state.project.id);
     }
   };
 }

@@ -1,53 +1,18 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { badRequest } from '../http/errors';
-import { parseQuery, uuidPattern } from '../http/validation';
+import { badRequest } from '../../lib/errors';
+import { parseQuery } from '../http/validation';
 import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
-import { instant, limitParam, rangeQuery, resolveRange } from '../schemas/analyticsSchemas';
-import { ACTIVITY_TYPES, activityRepository, type ActivityType } from '../../db/analytics/activityRepository';
+import { rangeOnlyQuery, resolveRange } from '../schemas/analyticsSchemas';
+import { ACTIVITY_TYPES, activityRepository } from '../../db/analytics/activityRepository';
 import { analyticsRepository } from '../../db/analytics/analyticsRepository';
 import { percent } from '../../db/analytics/emailMetrics';
+import { feedQuery, feedCursor, upcomingQuery } from '../schemas/activitySchemas';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const FIRST_PAGE_DAYS = 30;
 const UPCOMING_DAYS = 30;
-
-const typeList = z
-  .string()
-  .max(1000)
-  .transform((s) =>
-    s
-      .split(',')
-      .map((t) => t.trim())
-      .filter(Boolean),
-  )
-  .superRefine((types, ctx) => {
-    const unknown = types.filter((t) => !(ACTIVITY_TYPES as readonly string[]).includes(t));
-    if (unknown.length) ctx.addIssue({ code: 'custom', message: `Unknown activity type: ${unknown.slice(0, 5).join(', ')}. GET /activity/types lists them` });
-    if (!types.length) ctx.addIssue({ code: 'custom', message: 'Name at least one activity type' });
-  })
-  .transform((types) => new Set(types as ActivityType[]));
-
-const feedQuery = z.object({
-  types: typeList.optional(),
-  contactId: z.string().regex(uuidPattern, 'Must be a contact id (UUID)').optional(),
-  start: instant.optional(),
-  end: instant.optional(),
-  limit: limitParam(50, 100),
-  cursor: z.string().max(1000).optional(),
-});
-
-/** The cursor remembers where the page ended and the window's start, so later pages keep it. */
-const feedCursor = z.object({
-  t: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/),
-  id: z.string().regex(uuidPattern),
-  type: z.enum(ACTIVITY_TYPES),
-  s: z.string().datetime(),
-});
-
-const upcomingQuery = z.object({ limit: limitParam(50, 100) });
 
 /** GET /activity/* (secret key), contract section 15: one feed over events, emails, campaigns and executions. */
 export function activityRoutes(deps: ApiDeps) {
@@ -75,7 +40,7 @@ export function activityRoutes(deps: ApiDeps) {
   });
 
   router.get('/activity/stats', ...auth, async (ctx) => {
-    const range = resolveRange(parseQuery(z.object(rangeQuery), ctx.query));
+    const range = resolveRange(parseQuery(rangeOnlyQuery, ctx.query));
     const projectId = ctx.state.project!.id;
     const em = ctx.state.em;
     const [emails, totalEvents, totalWorkflowsStarted] = await Promise.all([

@@ -1,19 +1,11 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { limitParam, rangeQuery, resolveRange } from '../schemas/analyticsSchemas';
+import { resolveRange } from '../schemas/analyticsSchemas';
 import { analyticsRepository } from '../../db/analytics/analyticsRepository';
 import { emailRates } from '../../db/analytics/emailMetrics';
-
-const timeseriesQuery = z.object({
-  ...rangeQuery,
-  granularity: z.enum(['hour', 'day']).default('day'),
-  source: z.enum(['ALL', 'TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW']).default('ALL'),
-});
-const rankingQuery = z.object({ ...rangeQuery, limit: limitParam(10, 100) });
-const totalsQuery = z.object(rangeQuery);
+import { timeseriesQuery, rankingQuery, rangeOnlyQuery } from '../schemas/analyticsSchemas';
 
 /**
  * GET /analytics/* (secret key), contract section 15: every number comes from the rollups the
@@ -42,7 +34,7 @@ export function analyticsRoutes(deps: ApiDeps) {
   });
 
   router.get('/analytics/campaign-stats', ...auth, async (ctx) => {
-    const range = resolveRange(parseQuery(totalsQuery, ctx.query));
+    const range = resolveRange(parseQuery(rangeOnlyQuery, ctx.query));
     const { campaigns, metrics } = await analyticsRepository.campaignTotals(ctx.state.em, ctx.state.project!.id, range);
     ctx.body = { start: range.start, end: range.end, campaigns, ...metrics, ...emailRates(metrics) };
   });

@@ -1,31 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, conflict, forbidden } from '../http/errors';
-import { emailAddress, parseBody, parseQuery } from '../http/validation';
+import { ApiError, badRequest, conflict, forbidden } from '../../lib/errors';
+import { parseBody, parseQuery } from '../http/validation';
 import { endSession, requireUser, startSession } from '../auth/session';
 import { admitLoginAttempt, loginSucceeded } from '../auth/loginThrottle';
 import { spendAddressBudget } from '../auth/addressBudget';
 import { ADDRESS_BUDGETS } from '../../db/repositories/clientAddressBudget';
 import { userRepository } from '../../db/repositories/userRepository';
-import { hashPassword, verifyPassword, burnPasswordCheck, MAX_PASSWORD_BYTES } from '../../lib/passwords';
+import { hashPassword, verifyPassword, burnPasswordCheck } from '../../lib/passwords';
 import type { User } from '../../db/entities/user';
 import type { UserTokenPurpose } from '../../db/entities/userToken';
-import type { AccountEmailRequest } from '../../activities/accountEmailActivities';
-import { accountEmailRequestWorkflow } from '../../workflows';
-import { startWorkflow, workflowStartLogFields } from '../../temporal-config/startWorkflow';
-
-const password = z
-  .string({ required_error: 'Password is required' })
-  .min(8, 'Password must be at least 8 characters')
-  .refine((p) => Buffer.byteLength(p, 'utf8') <= MAX_PASSWORD_BYTES, { message: `Password must be at most ${MAX_PASSWORD_BYTES} bytes` });
-
-const credentials = z.object({ email: emailAddress, password });
-const loginBody = z.object({ email: emailAddress, password: z.string({ required_error: 'Password is required' }).min(1).max(1024) });
-const tokenBody = z.object({ token: z.string({ required_error: 'Token is required' }).min(1).max(200) });
-const resetBody = z.object({ token: z.string({ required_error: 'Token is required' }).min(1).max(200), password });
-const emailBody = z.object({ email: emailAddress });
+import type { accountEmailRequestWorkflow } from '../../workflows';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { credentials, loginBody, tokenBody, resetBody, emailBody } from '../schemas/authSchemas';
 
 const invalidCredentials = () => new ApiError(401, 'INVALID_CREDENTIALS', 'Invalid email or password');
 
@@ -42,9 +30,9 @@ export function authRoutes(deps: ApiDeps) {
    * token and sends it, so this costs the same whatever the outcome. False when Temporal refused the start.
    */
   async function queueAccountEmail(ctx: AppContext, email: string, purpose: UserTokenPurpose): Promise<boolean> {
-    const request: AccountEmailRequest = { requestId: randomUUID(), email, purpose };
+    const request: Parameters<typeof accountEmailRequestWorkflow>[0] = { requestId: randomUUID(), email, purpose };
     try {
-      await startWorkflow(temporal, accountEmailRequestWorkflow, {
+      await startWorkflow(temporal, 'accountEmailRequestWorkflow', {
         workflowId: `account-email-${request.requestId}`,
         taskQueue: temporal.taskQueue,
         args: [request],

@@ -1,38 +1,13 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, conflict } from '../http/errors';
+import { ApiError, conflict } from '../../lib/errors';
 import { parseBody, parseQuery } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
-import { USAGE_CATEGORIES, usageCaps, type CategoryUsage, type UsageCategory } from '../../db/billing/usageCaps';
+import { USAGE_CATEGORIES, usageCaps, type CategoryUsage } from '../../db/billing/usageCaps';
 import { ACTIVE_SUBSCRIPTION_STATUSES, billingAccountRepository } from '../../db/billing/billingAccountRepository';
 import { createStripeClient, Stripe } from '../../lib/stripe/stripeClient';
-
-/** A cap: a positive whole number of emails per calendar month, or null for none. */
-const cap = z
-  .number({ invalid_type_error: 'must be a positive whole number or null', required_error: 'is required (null for no cap)' })
-  .int('must be a whole number')
-  .min(1, 'must be at least 1 (null for no cap)')
-  .max(2_147_483_647)
-  .nullable();
-const limitsBody = z.object(Object.fromEntries(USAGE_CATEGORIES.map((c) => [c, cap])) as Record<UsageCategory, typeof cap>).strict();
-
-/** Where Stripe sends the user back; the dashboard's own pages, by default under PUBLIC_URL. */
-const returnUrl = z
-  .string()
-  .max(2000)
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
-const checkoutBody = z.object({ successUrl: returnUrl.optional(), cancelUrl: returnUrl.optional() }).strict();
-const portalBody = z.object({ returnUrl: returnUrl.optional() }).strict();
-const invoicesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(10),
-  startingAfter: z
-    .string()
-    .regex(/^in_[A-Za-z0-9]{1,200}$/, 'must be an invoice id (in_…)')
-    .optional(),
-});
+import { limitsBody, checkoutBody, portalBody, invoicesQuery } from '../schemas/billingSchemas';
 
 /** A category's line of GET billing-limits (contract 17). */
 export function categoryReport({ limit, usage }: CategoryUsage) {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../http/errors';
+import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery, toFieldErrors } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { unverifiedSenderDomain } from '../http/senderDomain';
@@ -11,10 +11,11 @@ import { emailRepository } from '../../db/emails/emailRepository';
 import { campaignRepository, EDITABLE_STATUSES, serializeCampaign, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
 import { CAMPAIGN_LIMITS, campaignListQuery, createCampaignBody, sendCampaignBody, testCampaignBody, updateCampaignBody } from '../schemas/campaignSchemas';
 import { validateConditionTree } from '../../db/conditions';
-import { cancelCampaignSend, notDraft, startCampaignSend } from '../campaigns/campaignSending';
-import { checkTemplate, renderEmail, templateVariables } from '../../mail/rendering/renderEmail';
-import { emailLinks } from '../../mail/links/signedLinks';
-import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
+import { cancelCampaignSend, notDraft, startCampaignSend } from '../../services/campaigns/campaignSending';
+import { checkTemplate } from '../../mail/rendering/renderEmail';
+import { composeEmail } from '../../services/sending/emailComposer';
+import { WorkflowStartError } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 /** A rate in percent of `sentCount`, two decimals; 0 when nothing was sent. */
 const rate = (count: number, sent: number) => (sent > 0 ? Math.round((count / sent) * 10_000) / 100 : 0);
@@ -154,7 +155,13 @@ export function campaignRoutes(deps: ApiDeps) {
         { field: 'segmentId', message: "The campaign's segment was deleted; choose another audience with PUT before sending", code: 'invalid_type' },
       ]);
     }
-    const started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
+    let started;
+    try {
+      started = await startCampaignSend(deps, ctx.state.em, campaign, parsed.data.scheduledFor ?? null);
+    } catch (err) {
+      if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The campaign could not be started; it is still a draft. Try again shortly.');
+      throw err;
+    }
     ctx.body = {
       success: true,
       data: started,
@@ -189,40 +196,25 @@ export function campaignRoutes(deps: ApiDeps) {
 
     const contact = await contactRepository.findByEmail(ctx.state.em, projectId, address);
     const emailId = crypto.randomUUID();
-    const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact?.id ?? crypto.randomUUID() });
     // A template that cannot render for this contact's data is a 422 (the error handler's mapping).
-    const rendered = renderEmail({
-      subject: `[TEST] ${campaign.subject}`,
-      body: campaign.body,
-      type: campaign.type,
-      variables: templateVariables(contact ?? { id: '', email: address, data: {} }, {}, links),
-      links,
-      tracking: { opens: config.trackOpens, clicks: config.trackClicks },
+    const { email, rendered } = composeEmail(config, {
+      id: emailId,
+      projectId,
+      source: 'CAMPAIGN',
+      content: { subject: `[TEST] ${campaign.subject}`, body: campaign.body, type: campaign.type },
+      sender: { fromAddress: campaign.from, fromName: campaign.fromName, replyTo: campaign.replyTo, domain: sender.domain },
+      // No contact: the test counts in no contact's history. Only suppression (refused above) stops it.
+      recipient: { toAddress: address, toName: null, contactId: null, suppressed: false, subscribed: true },
+      personalisation: {
+        contact: contact ?? { id: '', email: address, data: {} },
+        requestData: {},
+        linkContactId: contact?.id ?? crypto.randomUUID(),
+      },
+      // No campaign id: the test counts in none of the campaign's statistics.
+      owners: { templateId: null, campaignId: null },
     });
     try {
-      await deps.deliveries.record(projectId, [
-        {
-          id: emailId,
-          projectId,
-          contactId: null,
-          templateId: null,
-          campaignId: null,
-          source: 'CAMPAIGN',
-          type: campaign.type,
-          subject: rendered.subject,
-          fromAddress: campaign.from,
-          fromName: campaign.fromName,
-          replyTo: campaign.replyTo,
-          toAddress: address,
-          toName: null,
-          html: rendered.html,
-          text: rendered.text,
-          headers: rendered.headers,
-          attachmentSetId: null,
-          status: 'QUEUED',
-          messageId: `<${emailId}@${sender.domain}>`,
-        },
-      ]);
+      await deps.deliveries.record(projectId, [email]);
     } catch (err) {
       if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The test email could not be queued; nothing was sent. Try again shortly.');
       throw err;

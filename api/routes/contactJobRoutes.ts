@@ -1,22 +1,19 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, notFound, payloadTooLarge } from '../http/errors';
+import { badRequest, notFound, payloadTooLarge } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { jobRepository, serializeJob, type JobType } from '../../db/jobs/jobRepository';
-import { CsvFileError, checkCsvUpload } from '../../db/contacts/csvImport';
+import { jobRepository, type JobType } from '../../db/jobs/jobRepository';
+import { serializeJob } from '../presenters/jobPresenter';
+import { CsvFileError, checkCsvUpload } from '../../services/contacts/csvImport';
 import { jobUploadRepository, UploadChunker } from '../../db/jobs/jobUploadRepository';
 import { consumeMultipartFile } from '../http/multipartFile';
-import { bulkContactsWorkflow, importContactsWorkflow } from '../../workflows';
-import { ProjectIdSearchAttribute } from '../../temporal-config/searchAttributes';
-import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
+import { ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
+import { bulkContactIdsBody } from '../schemas/contactSchemas';
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
-
-const bulkBody = z.object({
-  contactIds: z.array(z.string().uuid('Each contact id must be a UUID'), { required_error: 'contactIds is required' }).min(1).max(1000),
-});
 
 const bulkTypes: Record<string, JobType> = {
   '/contacts/bulk-subscribe': 'BULK_SUBSCRIBE',
@@ -38,7 +35,7 @@ export function contactJobRoutes(deps: ApiDeps) {
   async function startJobWorkflow(
     ctx: AppContext,
     job: { id: string },
-    workflow: typeof importContactsWorkflow | typeof bulkContactsWorkflow,
+    workflow: 'importContactsWorkflow' | 'bulkContactsWorkflow',
     prefix: 'import' | 'bulk',
   ) {
     const workflowId = `${prefix}-${job.id}`;
@@ -51,7 +48,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       });
     } catch (err) {
       logger.error({ ...workflowStartLogFields(err), jobId: job.id, workflowId, requestId: ctx.state.requestId }, 'could not start the job workflow');
-      await ctx.state.em.execute(`delete from jobs where id = ?`, [job.id]);
+      await jobRepository.delete(ctx.state.em, job.id);
       throw workflowStartApiError(err, 'The job could not be queued; try again shortly');
     }
   }
@@ -86,7 +83,7 @@ export function contactJobRoutes(deps: ApiDeps) {
       await jobUploadRepository.claim(tx, upload.uploadId, created.id);
       return created;
     });
-    await startJobWorkflow(ctx, job, importContactsWorkflow, 'import');
+    await startJobWorkflow(ctx, job, 'importContactsWorkflow', 'import');
     ctx.status = 202;
     ctx.body = { jobId: job.id, status: job.status, total: job.total };
   });
@@ -99,11 +96,11 @@ export function contactJobRoutes(deps: ApiDeps) {
 
   for (const [path, type] of Object.entries(bulkTypes)) {
     router.post(path, ...auth, async (ctx) => {
-      const { contactIds } = parseBody(bulkBody, ctx.request.body);
+      const { contactIds } = parseBody(bulkContactIdsBody, ctx.request.body);
       const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
       const projectId = ctx.state.project!.id;
       const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
-      await startJobWorkflow(ctx, job, bulkContactsWorkflow, 'bulk');
+      await startJobWorkflow(ctx, job, 'bulkContactsWorkflow', 'bulk');
       ctx.status = 202;
       ctx.body = { jobId: job.id, status: job.status, total: job.total };
     });

@@ -1,46 +1,15 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, plainBadRequest } from '../http/errors';
+import { badRequest, conflict, notFound, plainBadRequest } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
-import { contactCursor, decodeCursor, encodeCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
-import { contactData } from '../schemas/contactSchemas';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
 import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
-import { splitDataChanges } from '../../db/contacts/contactDataRules';
-import { contactUsage } from './contactUsage';
-
-const listQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
-  cursor: z.string().max(1000).optional(),
-  search: z.string().max(254).optional(),
-  subscribed: z.enum(['true', 'false']).optional(),
-  // Unrecognised sort and dir values fall back to the defaults (specification).
-  sort: z.enum(['email', 'createdAt']).catch('createdAt').default('createdAt'),
-  dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
-});
-
-const upsertBody = z.object({
-  email: emailAddress,
-  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
-  data: contactData.optional(),
-});
-
-const patchBody = z.object({
-  email: emailAddress.optional(),
-  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
-  data: contactData.optional(),
-});
-
-const lookupBody = z.object({ emails: z.array(emailAddress).min(1).max(500) });
-const valuesQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).catch(100).default(100) });
+import { splitDataChanges } from '../../services/contacts/contactDataRules';
+import { contactUsage } from '../../services/contacts/contactFieldUsage';
+import { contactListQuery, contactUpsertBody, contactPatchBody, contactLookupBody, fieldValuesQuery, contactCursor } from '../schemas/contactSchemas';
 
 /** The contacts endpoints of the specification (secret key). */
 export function contactRoutes(deps: ApiDeps) {
@@ -55,7 +24,7 @@ export function contactRoutes(deps: ApiDeps) {
   }
 
   router.get('/contacts', async (ctx) => {
-    const q = parseQuery(listQuery, ctx.query);
+    const q = parseQuery(contactListQuery, ctx.query);
     let after: { v: string; id: string } | undefined;
     if (q.cursor) {
       const c = decodeCursor(q.cursor, contactCursor);
@@ -90,7 +59,7 @@ export function contactRoutes(deps: ApiDeps) {
     // The specification's plain 400 for a missing or malformed email.
     const email = emailAddress.safeParse(raw.email);
     if (!email.success) throw plainBadRequest(raw.email === undefined ? 'email is required' : 'email must be a valid email address');
-    const body = parseBody(upsertBody, raw);
+    const body = parseBody(contactUpsertBody, raw);
     const [result] = await contactRepository.upsertByEmail(ctx.state.em, ctx.state.project!.id, [
       { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
     ]);
@@ -101,7 +70,7 @@ export function contactRoutes(deps: ApiDeps) {
   });
 
   router.post('/contacts/lookup', async (ctx) => {
-    const { emails } = parseBody(lookupBody, ctx.request.body);
+    const { emails } = parseBody(contactLookupBody, ctx.request.body);
     const found = await contactQueries.lookup(ctx.state.em, ctx.state.project!.id, emails);
     const foundEmails = new Set(found.map((c) => c.email));
     ctx.body = { found, notFound: [...new Set(emails)].filter((e) => !foundEmails.has(e)) };
@@ -120,7 +89,7 @@ export function contactRoutes(deps: ApiDeps) {
 
   router.get('/contacts/fields/:field/values', async (ctx) => {
     const path = customField(ctx.params.field);
-    const { limit } = parseQuery(valuesQuery, ctx.query);
+    const { limit } = parseQuery(fieldValuesQuery, ctx.query);
     const values = await contactFields.values(ctx.state.em, ctx.state.project!.id, path, limit);
     ctx.body = { field: `data.${path.join('.')}`, values, count: values.length, limit };
   });
@@ -149,7 +118,7 @@ export function contactRoutes(deps: ApiDeps) {
 
   router.patch('/contacts/:id', async (ctx) => {
     const current = await loadContact(ctx, ctx.params.id);
-    const body = parseBody(patchBody, ctx.request.body);
+    const body = parseBody(contactPatchBody, ctx.request.body);
     const em = ctx.state.em;
     const projectId = ctx.state.project!.id;
     const result = await em.transactional(async (tx) => {
@@ -157,7 +126,7 @@ export function contactRoutes(deps: ApiDeps) {
         const taken = await contactRepository.findByEmail(tx, projectId, body.email);
         if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
         try {
-          await tx.execute(`update contacts set email = ?, updated_at = now() where project_id = ? and id = ?`, [body.email, projectId, current.id]);
+          await contactRepository.changeEmail(tx, projectId, current.id, body.email);
         } catch (err) {
           if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
           throw err;
@@ -175,7 +144,7 @@ export function contactRoutes(deps: ApiDeps) {
 
   router.delete('/contacts/:id', async (ctx) => {
     const contact = await loadContact(ctx, ctx.params.id);
-    await ctx.state.em.execute(`delete from contacts where project_id = ? and id = ?`, [ctx.state.project!.id, contact.id]);
+    await contactRepository.deleteById(ctx.state.em, ctx.state.project!.id, contact.id);
     ctx.status = 204;
   });
 

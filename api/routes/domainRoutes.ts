@@ -1,27 +1,12 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { conflict, notFound } from '../http/errors';
+import { conflict, notFound } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { parseDomainName } from '../../db/domains/domainName';
-import { checkDomain, serializeDomain } from '../../db/domains/domainVerification';
+import { checkDomain, serializeDomain } from '../../services/domains/domainVerification';
 import { dnsResolverFromConfig } from '../../lib/dns/dnsResolver';
-
-const createBody = z.object({
-  domain: z
-    .string({ required_error: 'Domain is required', invalid_type_error: 'Domain must be a string' })
-    .max(300, 'A domain name is at most 253 characters')
-    .transform((value, ctx) => {
-      const parsed = parseDomainName(value);
-      if ('error' in parsed) {
-        ctx.addIssue({ code: 'custom', message: parsed.error });
-        return z.NEVER;
-      }
-      return parsed.domain;
-    }),
-});
+import { createDomainBody } from '../schemas/domainSchemas';
 
 /** Sender domains (specification "Domains", contract section 8), secret key. */
 export function domainRoutes(deps: ApiDeps) {
@@ -38,7 +23,7 @@ export function domainRoutes(deps: ApiDeps) {
   }
 
   router.post('/domains', ...auth, async (ctx) => {
-    const { domain } = parseBody(createBody, ctx.request.body);
+    const { domain } = parseBody(createDomainBody, ctx.request.body);
     const created = await domainRepository.create(ctx.state.em, { projectId: ctx.state.project!.id, domain, secret: deps.config.secret });
     if (!created) throw conflict(`The domain ${domain} is already added to this project`, { domain });
     ctx.status = 201;

@@ -1,26 +1,15 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { notFound } from '../http/errors';
+import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
-import { decodeCursor, encodeCursor, eventCursor } from '../http/cursor';
+import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
-import { eventRepository, serializeEvent } from '../../db/events/eventRepository';
+import { eventRepository } from '../../db/events/eventRepository';
+import { serializeEvent } from '../presenters/eventPresenter';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { segmentRepository } from '../../db/segments/segmentRepository';
-import { workflowRepository } from '../../db/workflows/workflowRepository';
-
-const listQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
-  cursor: z.string().max(1000).optional(),
-  name: z.string().max(200).optional(),
-  contactId: z.string().max(100).optional(),
-});
+import { automationRepository } from '../../db/automations/automationRepository';
+import { eventCursor, eventListQuery } from '../schemas/eventSchemas';
 
 /** The events endpoints (secret key). POST /events/track lives with /v1/track in trackRoutes. */
 export function eventRoutes(deps: ApiDeps) {
@@ -28,7 +17,7 @@ export function eventRoutes(deps: ApiDeps) {
   const auth = keyAuthenticated('secret', deps);
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0], contactId?: string) {
-    const q = parseQuery(listQuery, ctx.query);
+    const q = parseQuery(eventListQuery, ctx.query);
     const after = q.cursor ? decodeCursor(q.cursor, eventCursor).seq : undefined;
     const filterContact = contactId ?? q.contactId;
     if (filterContact !== undefined && !isUuid(filterContact)) throw notFound('contact', filterContact);
@@ -71,7 +60,7 @@ export function eventRoutes(deps: ApiDeps) {
   // conditions name event.<eventName>.
   router.get('/events/:eventName/usage', ...auth, async (ctx) => {
     const { segments, campaigns } = await segmentRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
-    const workflows = await workflowRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
+    const workflows = await automationRepository.usingEvent(ctx.state.em, ctx.state.project!.id, ctx.params.eventName);
     ctx.body = { event: ctx.params.eventName, workflows, segments, campaigns };
   });
 

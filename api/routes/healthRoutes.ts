@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
+import { pingDatabase } from '../../db/orm';
 
 /** /health answers within a second whatever its dependencies do, so probes never pile up. */
 const DATABASE_CHECK_TIMEOUT_MS = 900;
@@ -8,7 +9,7 @@ async function databaseReachable(deps: ApiDeps): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      deps.orm.em.fork().execute('select 1'),
+      pingDatabase(deps.orm),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), DATABASE_CHECK_TIMEOUT_MS);
       }),
@@ -23,7 +24,7 @@ async function databaseReachable(deps: ApiDeps): Promise<boolean> {
 
 /**
  * GET /health: 200 when PostgreSQL and Temporal both answer, 503 naming the part that does not.
- * Temporal's answer is cached for a second (temporal-config/healthCheck.ts).
+ * Temporal's answer is cached for a second (temporal/healthCheck.ts).
  */
 export function healthRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();

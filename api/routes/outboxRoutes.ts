@@ -1,21 +1,11 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { notFound } from '../http/errors';
+import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { OutboxMessageSchema } from '../../db/entities/outboxMessage';
-import { decodeCursor, encodeCursor, timeCursor } from '../http/cursor';
-
-const listQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100))
-    .default(20),
-  cursor: z.string().max(500).optional(),
-});
+import { outboxRepository } from '../../db/outbox/outboxRepository';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { outboxListQuery, timeCursor } from '../schemas/outboxSchemas';
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -27,16 +17,10 @@ export function outboxRoutes(deps: ApiDeps) {
   const auth = keyAuthenticated('secret', deps);
 
   async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
-    const query = parseQuery(listQuery, ctx.query);
+    const query = parseQuery(outboxListQuery, ctx.query);
     const after = query.cursor ? decodeCursor(query.cursor, timeCursor) : null;
-    const where: Record<string, unknown> = { projectId: ctx.state.project!.id };
     // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.
-    if (after) where.$or = [{ createdAt: { $lt: new Date(after.t) } }, { createdAt: new Date(after.t), id: { $lt: after.id } }];
-    const rows = await ctx.state.em.find(OutboxMessageSchema, where, {
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      limit: query.limit + 1,
-      exclude: ['raw'],
-    });
+    const rows = await outboxRepository.listPage(ctx.state.em, ctx.state.project!.id, after, query.limit + 1);
     const hasMore = rows.length > query.limit;
     const data = rows.slice(0, query.limit);
     const last = data[data.length - 1];
@@ -53,7 +37,7 @@ export function outboxRoutes(deps: ApiDeps) {
   });
 
   router.get('/outbox/:id/raw', ...auth, async (ctx) => {
-    const message = isUuid(ctx.params.id) ? await ctx.state.em.findOne(OutboxMessageSchema, { id: ctx.params.id, projectId: ctx.state.project!.id }) : null;
+    const message = isUuid(ctx.params.id) ? await outboxRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.id) : null;
     if (!message) throw notFound('message', ctx.params.id);
     ctx.type = 'message/rfc822';
     ctx.set('Content-Disposition', `inline; filename="${message.id}.eml"`);

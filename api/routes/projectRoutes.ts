@@ -1,19 +1,15 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { ApiError, conflict, forbidden, notFound } from '../http/errors';
-import { emailAddress, isUuid, parseBody } from '../http/validation';
+import { ApiError, conflict, forbidden, notFound } from '../../lib/errors';
+import { isUuid, parseBody } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
 import { memberRepository } from '../../db/repositories/memberRepository';
 import { userRepository } from '../../db/repositories/userRepository';
-import { ProjectMemberSchema, memberRoles } from '../../db/entities/projectMember';
-import { projectSecurity } from './projectSecurity';
-import { projectSetupState } from './projectSetupState';
-
-const role = z.enum(memberRoles);
-const addMemberBody = z.object({ email: emailAddress, role: role.default('MEMBER') });
-const updateMemberBody = z.object({ role });
+import { memberRoles } from '../../db/entities/projectMember';
+import { projectSecurity } from '../../services/projects/projectSecurity';
+import { projectSetupState } from '../../services/projects/projectSetupState';
+import { addMemberBody, updateMemberBody } from '../schemas/projectSchemas';
 
 /** Team management and project overviews for members (dashboard session). */
 export function projectRoutes(deps: ApiDeps) {
@@ -38,29 +34,26 @@ export function projectRoutes(deps: ApiDeps) {
         details: { resource: 'user', id: body.email },
       });
     }
-    const rows = await ctx.state.em.execute(
-      `insert into project_members (project_id, user_id, role) values (?, ?, ?) on conflict do nothing returning created_at`,
-      [project.id, user.id, body.role],
-    );
-    if (!rows.length) throw conflict(`${body.email} is already a member of this project`);
+    const added = await memberRepository.add(ctx.state.em, project.id, user.id, body.role);
+    if (!added) throw conflict(`${body.email} is already a member of this project`);
     ctx.status = 201;
-    ctx.body = { userId: user.id, email: user.email, role: body.role, createdAt: rows[0].created_at };
+    ctx.body = { userId: user.id, email: user.email, role: body.role, createdAt: added.createdAt };
   });
 
   router.patch('/projects/:id/members/:userId', async (ctx) => {
     const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
     const body = parseBody(updateMemberBody, ctx.request.body);
     const em = ctx.state.em;
-    const member = isUuid(ctx.params.userId) ? await em.findOne(ProjectMemberSchema, { projectId: project.id, userId: ctx.params.userId }) : null;
+    const member = isUuid(ctx.params.userId) ? await memberRepository.find(em, project.id, ctx.params.userId) : null;
     if (!member) throw notFound('member', ctx.params.userId);
     if ((member.role === 'OWNER' || body.role === 'OWNER') && myRole !== 'OWNER') throw forbidden('Only an OWNER can grant or change the OWNER role');
     await em.transactional(async (tx) => {
       // Lock the project's owners so two concurrent demotions cannot leave it ownerless.
-      await tx.execute(`select 1 from project_members where project_id = ? and role = 'OWNER' for update`, [project.id]);
+      await memberRepository.lockOwners(tx, project.id);
       if (member.role === 'OWNER' && body.role !== 'OWNER' && (await memberRepository.countOwners(tx, project.id)) <= 1) {
         throw conflict('A project needs at least one OWNER; make someone else OWNER first');
       }
-      await tx.execute(`update project_members set role = ? where project_id = ? and user_id = ?`, [body.role, project.id, member.userId]);
+      await memberRepository.setRole(tx, project.id, member.userId, body.role);
     });
     const user = await userRepository.findById(em, member.userId);
     ctx.body = { userId: member.userId, email: user?.email, role: body.role, createdAt: member.createdAt };
@@ -71,15 +64,15 @@ export function projectRoutes(deps: ApiDeps) {
     const leaving = ctx.params.userId === me.id;
     const { project, role: myRole } = await requireProjectRole(ctx, ctx.params.id, leaving ? memberRoles : ['OWNER', 'ADMIN']);
     const em = ctx.state.em;
-    const member = isUuid(ctx.params.userId) ? await em.findOne(ProjectMemberSchema, { projectId: project.id, userId: ctx.params.userId }) : null;
+    const member = isUuid(ctx.params.userId) ? await memberRepository.find(em, project.id, ctx.params.userId) : null;
     if (!member) throw notFound('member', ctx.params.userId);
     if (member.role === 'OWNER' && myRole !== 'OWNER') throw forbidden('Only an OWNER can remove an OWNER');
     await em.transactional(async (tx) => {
-      await tx.execute(`select 1 from project_members where project_id = ? and role = 'OWNER' for update`, [project.id]);
+      await memberRepository.lockOwners(tx, project.id);
       if (member.role === 'OWNER' && (await memberRepository.countOwners(tx, project.id)) <= 1) {
         throw conflict('A project needs at least one OWNER; make someone else OWNER first, or delete the project');
       }
-      await tx.execute(`delete from project_members where project_id = ? and user_id = ?`, [project.id, member.userId]);
+      await memberRepository.remove(tx, project.id, member.userId);
     });
     ctx.status = 204;
   });

@@ -1,47 +1,13 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { badRequest, conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
-import { emailAddress, isUuid, parseBody, parseQuery, singleLineString } from '../http/validation';
+import { badRequest, conflict, notFound, plainBadRequest, validationFailed } from '../../lib/errors';
+import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { validateConditionTree, type ConditionTree } from '../../db/conditions';
-import { segmentRepository, serializeSegment, type SegmentRow } from '../../db/segments/segmentRepository';
-import { serializeContact } from '../../db/contacts/contactRepository';
-
-const description = z.string({ invalid_type_error: 'description must be a string' }).max(500).nullable().optional();
-const trackMembership = z.boolean({ invalid_type_error: 'trackMembership must be a boolean' }).optional();
-
-const createBody = z.object({
-  name: singleLineString(100),
-  description,
-  type: z.enum(['DYNAMIC', 'STATIC']).default('DYNAMIC'),
-  condition: z.unknown().optional(),
-  trackMembership,
-});
-
-const patchBody = z.object({
-  name: singleLineString(100).optional(),
-  description,
-  condition: z.unknown().optional(),
-  trackMembership,
-});
-
-const membersBody = z.object({
-  emails: z.array(emailAddress).min(1, 'emails needs at least one address').max(500, 'At most 500 emails per call'),
-  createMissing: z.boolean().optional(),
-  subscribed: z.boolean().optional(),
-});
-const removeMembersBody = z.object({ emails: z.array(emailAddress).min(1).max(500, 'At most 500 emails per call') });
-
-const pageQuery = z.object({
-  page: z.coerce.number().int().min(1).catch(1).default(1),
-  pageSize: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
-});
+import { segmentRepository, type SegmentRow } from '../../db/segments/segmentRepository';
+import { serializeSegment } from '../presenters/segmentPresenter';
+import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
+import { createSegmentBody, patchSegmentBody, addSegmentMembersBody, removeSegmentMembersBody, segmentPageQuery } from '../schemas/segmentSchemas';
 
 const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -70,7 +36,7 @@ export function segmentRoutes(deps: ApiDeps) {
     if ((raw.type === undefined || raw.type === 'DYNAMIC') && !isPlainObject(raw.condition)) {
       throw plainBadRequest('condition is required for a DYNAMIC segment and must be an object');
     }
-    const body = parseBody(createBody, raw);
+    const body = parseBody(createSegmentBody, raw);
     const condition = body.type === 'DYNAMIC' ? await checkedCondition(ctx, body.condition) : null;
     const segment = await segmentRepository.create(ctx.state.em, {
       projectId: ctx.state.project!.id,
@@ -94,7 +60,7 @@ export function segmentRoutes(deps: ApiDeps) {
 
   router.patch('/segments/:id', async (ctx) => {
     const current = await loadSegment(ctx);
-    const body = parseBody(patchBody, ctx.request.body);
+    const body = parseBody(patchSegmentBody, ctx.request.body);
     let condition: ConditionTree | undefined;
     if (body.condition !== undefined) {
       if (current.type === 'STATIC') {
@@ -126,7 +92,7 @@ export function segmentRoutes(deps: ApiDeps) {
 
   router.get('/segments/:id/contacts', async (ctx) => {
     const segment = await loadSegment(ctx);
-    const { page, pageSize } = parseQuery(pageQuery, ctx.query);
+    const { page, pageSize } = parseQuery(segmentPageQuery, ctx.query);
     const { contacts, total } = await segmentRepository.members(ctx.state.em, segment, page, pageSize);
     ctx.body = { data: contacts.map(serializeContact), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
   });
@@ -134,7 +100,7 @@ export function segmentRoutes(deps: ApiDeps) {
   router.post('/segments/:id/members', async (ctx) => {
     const segment = await loadSegment(ctx);
     if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
-    const body = parseBody(membersBody, ctx.request.body);
+    const body = parseBody(addSegmentMembersBody, ctx.request.body);
     const projectId = segment.projectId;
     const emails = [...new Set(body.emails)];
     const em = ctx.state.em;
@@ -142,19 +108,10 @@ export function segmentRoutes(deps: ApiDeps) {
     let createdIds: string[] = [];
     if (body.createMissing) {
       // Only missing contacts are written: existing ones keep their data and updatedAt.
-      const inserted = await em.execute<Array<{ id: string }>>(
-        `insert into contacts (project_id, email, subscribed)
-         select ?, e, ? from jsonb_array_elements_text(?::jsonb) e
-         on conflict (project_id, email) do nothing returning id`,
-        [projectId, body.subscribed ?? true, JSON.stringify(emails)],
-      );
-      createdIds = inserted.map((r) => r.id);
+      createdIds = await contactRepository.createMissing(em, projectId, emails, body.subscribed ?? true);
       created = createdIds.length;
     }
-    const found = await em.execute<Array<{ id: string; email: string }>>(
-      `select id, email from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
-      [projectId, JSON.stringify(emails)],
-    );
+    const found = await contactRepository.idsByEmail(em, projectId, emails);
     const foundEmails = new Set(found.map((c) => c.email));
     const { added, events } = await segmentRepository.addMembers(
       em,
@@ -169,7 +126,7 @@ export function segmentRoutes(deps: ApiDeps) {
   router.delete('/segments/:id/members', async (ctx) => {
     const segment = await loadSegment(ctx);
     if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
-    const body = parseBody(removeMembersBody, ctx.request.body);
+    const body = parseBody(removeSegmentMembersBody, ctx.request.body);
     const { removed, events } = await segmentRepository.removeMembers(ctx.state.em, segment, [...new Set(body.emails)]);
     await deps.eventTriggers.afterEventsRecorded(segment.projectId, events);
     ctx.body = { removed };

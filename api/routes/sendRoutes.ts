@@ -2,20 +2,20 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { parseBody } from '../http/validation';
-import { notFound, validationFailed, type FieldError } from '../http/errors';
+import { notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
 import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
-import { splitDataChanges } from '../../db/contacts/contactDataRules';
+import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
-import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
-import { recipientRefusal } from '../../db/emails/recipientRefusal';
+import { emailRepository, type EmailAttachment } from '../../db/emails/emailRepository';
+import { composeEmail } from '../../services/sending/emailComposer';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
-import { checkTemplate, renderEmail, templateVariables, type TemplateType } from '../../mail/rendering/renderEmail';
-import { emailLinks } from '../../mail/links/signedLinks';
-import { workflowStartApiError, WorkflowStartError } from '../../temporal-config/startWorkflow';
+import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
+import { WorkflowStartError } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 interface Recipient {
   email: string;
@@ -37,7 +37,7 @@ interface SendPlan {
  * POST /v1/send (secret key): validates the whole request before anything is written, then for
  * each recipient in order upserts the contact under the data rules, renders the message and
  * records the email; answers once every email is recorded and its delivery durably scheduled
- * (api/send/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
+ * (services/sending/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
  */
 export function sendRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -145,41 +145,28 @@ export function sendRoutes(deps: ApiDeps) {
 
     const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
 
-    const emails: Array<Omit<NewEmail, 'deliveryWorkflowId'>> = upserts.map(({ contact, suppressed }, index) => {
-      const emailId = crypto.randomUUID();
-      const links = emailLinks(config.publicUrl, config.secret, { emailId, contactId: contact.id });
-      const rendered = renderEmail({
-        subject: plan.subject,
-        body: plan.body,
-        type: plan.type,
-        variables: templateVariables(contact, body.data ?? {}, links),
-        links,
-        tracking: { opens: config.trackOpens, clicks: config.trackClicks },
-      });
-      const refusal = recipientRefusal({ type: plan.type }, { suppressed: suppressed === true, subscribed: contact.subscribed });
-      return {
-        id: emailId,
-        projectId: project.id,
-        contactId: contact.id,
-        templateId: plan.templateId,
-        source: 'TRANSACTIONAL',
-        type: plan.type,
-        subject: rendered.subject,
-        fromAddress: plan.from.address,
-        fromName: plan.from.name,
-        replyTo: plan.replyTo,
-        toAddress: contact.email,
-        toName: recipients[index].name,
-        html: rendered.html,
-        text: rendered.text,
-        // The caller's headers win over the List-Unsubscribe pair the renderer adds.
-        headers: { ...rendered.headers, ...(body.headers ?? {}) },
-        attachmentSetId,
-        status: refusal ? 'SUPPRESSED' : 'QUEUED',
-        error: refusal,
-        messageId: `<${emailId}@${plan.senderDomain}>`,
-      };
-    });
+    const emails = upserts.map(
+      ({ contact, suppressed }, index) =>
+        composeEmail(config, {
+          id: crypto.randomUUID(),
+          projectId: project.id,
+          source: 'TRANSACTIONAL',
+          content: { subject: plan.subject, body: plan.body, type: plan.type },
+          sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
+          recipient: {
+            toAddress: contact.email,
+            toName: recipients[index].name,
+            contactId: contact.id,
+            suppressed: suppressed === true,
+            subscribed: contact.subscribed,
+          },
+          personalisation: { contact, requestData: body.data ?? {}, linkContactId: contact.id },
+          owners: { templateId: plan.templateId },
+          // The caller's headers win over the List-Unsubscribe pair the renderer adds.
+          headers: body.headers,
+          attachmentSetId,
+        }).email,
+    );
 
     try {
       await deps.deliveries.record(project.id, emails);

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, forbidden } from '../http/errors';
+import { ApiError, badRequest, forbidden } from '../../lib/errors';
 import { readDecodedBody } from '../http/bodyDecoding';
 import { httpsSnsFetcher } from '../../mail/sns/snsFetcher';
 import {

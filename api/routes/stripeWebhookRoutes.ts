@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../../lib/errors';
 import { readDecodedBody } from '../http/bodyDecoding';
 import { billingAccountRepository, type StripeEventOutcome, type SubscriptionState } from '../../db/billing/billingAccountRepository';
 import { createStripeClient, Stripe } from '../../lib/stripe/stripeClient';

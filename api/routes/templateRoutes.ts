@@ -1,41 +1,23 @@
 import Router from '@koa/router';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
-import { z } from 'zod';
-import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from '../schemas/messageContentFields';
+import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { conflict, notFound, plainBadRequest, validationFailed } from '../http/errors';
+import { conflict, notFound, plainBadRequest, validationFailed } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { workflowRepository } from '../../db/workflows/workflowRepository';
-import { serializeTemplate, TEMPLATE_SORTS, TEMPLATE_TYPES, templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
+import { automationRepository } from '../../db/automations/automationRepository';
+import { templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
+import { serializeTemplate } from '../presenters/templatePresenter';
+import { createTemplateBody, patchTemplateBody, templateListQuery, templateFields } from '../schemas/templateSchemas';
 
 /** Limits of template fields (shared with campaigns). */
 export const TEMPLATE_LIMITS = MESSAGE_CONTENT_LIMITS;
 export { MAX_PAGE_SIZE };
 
-const fields = messageContentFields(TEMPLATE_TYPES);
-
-const createBody = z.object({ ...fields, type: fields.type.default('MARKETING') });
-const patchBody = z.object({
-  name: fields.name.optional(),
-  description: fields.description,
-  subject: fields.subject.optional(),
-  body: fields.body.optional(),
-  from: fields.from.optional(),
-  fromName: fields.fromName,
-  replyTo: fields.replyTo,
-  type: fields.type.optional(),
-});
-
 /** The required fields whose absence or malformation the specification answers with a plain 400. */
 const REQUIRED_FIELDS = ['name', 'subject', 'body', 'from'] as const;
-
-const listQuery = z.object({
-  ...offsetListQuery(TEMPLATE_SORTS),
-  type: z.enum(TEMPLATE_TYPES, { errorMap: () => ({ message: `type must be one of ${TEMPLATE_TYPES.join(', ')}` }) }).optional(),
-});
 
 /**
  * A subject or body that does not compile (broken Handlebars, an unknown helper, invalid MJML)
@@ -67,7 +49,7 @@ export function templateRoutes(deps: ApiDeps) {
   }
 
   router.get('/templates', async (ctx) => {
-    const q = parseQuery(listQuery, ctx.query);
+    const q = parseQuery(templateListQuery, ctx.query);
     const { templates, total } = await templateRepository.list(ctx.state.em, ctx.state.project!.id, {
       page: q.page,
       pageSize: q.pageSize,
@@ -84,10 +66,10 @@ export function templateRoutes(deps: ApiDeps) {
     if (typeof raw !== 'object' || Array.isArray(raw)) throw plainBadRequest('The request body must be a JSON object');
     // The specification's plain 400 for a missing or malformed required field; other fields get the 422 envelope.
     for (const field of REQUIRED_FIELDS) {
-      const result = fields[field].safeParse((raw as Record<string, unknown>)[field]);
+      const result = templateFields[field].safeParse((raw as Record<string, unknown>)[field]);
       if (!result.success) throw plainBadRequest(result.error.issues[0].message);
     }
-    const body = parseBody(createBody, raw);
+    const body = parseBody(createTemplateBody, raw);
     refuseBrokenTemplate({ subject: body.subject, body: body.body });
     await requireVerifiedSender(ctx, body.from);
     const template = await templateRepository.create(ctx.state.em, ctx.state.project!.id, {
@@ -106,7 +88,7 @@ export function templateRoutes(deps: ApiDeps) {
 
   router.patch('/templates/:id', async (ctx) => {
     const template = await loadTemplate(ctx);
-    const changes: Partial<TemplateFields> = parseBody(patchBody, ctx.request.body);
+    const changes: Partial<TemplateFields> = parseBody(patchTemplateBody, ctx.request.body);
     refuseBrokenTemplate({ subject: changes.subject ?? template.subject, body: changes.body ?? template.body });
     if (changes.from !== undefined && changes.from !== template.from) await requireVerifiedSender(ctx, changes.from);
     const updated = await templateRepository.update(ctx.state.em, template.projectId, template.id, changes);
@@ -117,7 +99,7 @@ export function templateRoutes(deps: ApiDeps) {
   router.delete('/templates/:id', async (ctx) => {
     const template = await loadTemplate(ctx);
     // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
-    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
     if (workflowSteps.length) {
       throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', {
         resource: 'template',
@@ -141,7 +123,7 @@ export function templateRoutes(deps: ApiDeps) {
   router.get('/templates/:id/usage', async (ctx) => {
     const template = await loadTemplate(ctx);
     // Campaigns carry their own content (they are not made from a template), so none refers to one.
-    const workflowSteps = await workflowRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
     ctx.body = { campaigns: [], workflowSteps };
   });
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
-import { ApiError, notFound } from '../http/errors';
+import { ApiError, notFound } from '../../lib/errors';
 import { keyAuthenticated } from '../auth/apiKey';
 import { consumeMultipartFile } from '../http/multipartFile';
 import { IMAGE_FORMATS, ImageRejection, inspectImage } from '../../lib/images/inspectImage';

@@ -1,32 +1,17 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
-import { notFound } from '../http/errors';
-import { parseBody, singleLineString } from '../http/validation';
+import { notFound } from '../../lib/errors';
+import { parseBody } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
-import { projectRepository, serializeProject } from '../../db/repositories/projectRepository';
+import { projectRepository } from '../../db/repositories/projectRepository';
+import { serializeProject } from '../presenters/projectPresenter';
 import { projectDataRepository } from '../../db/repositories/projectDataRepository';
 import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
-import { ProjectSchema } from '../../db/entities/project';
 import { serializeUser } from './authRoutes';
-import { projectSecurity } from './projectSecurity';
+import { projectSecurity } from '../../services/projects/projectSecurity';
 import { uploadRepository } from '../../db/uploads/uploadRepository';
-
-const projectBody = z.object({ name: singleLineString(100) });
-/** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
-const projectPatchBody = z
-  .object({
-    name: singleLineString(100).optional(),
-    campaignRatePerSecond: z
-      .number({ invalid_type_error: 'campaignRatePerSecond must be a whole number or null' })
-      .int('campaignRatePerSecond must be a whole number')
-      .min(1)
-      .max(100000)
-      .nullable()
-      .optional(),
-  })
-  .refine((b) => b.name !== undefined || b.campaignRatePerSecond !== undefined, { message: 'Give name or campaignRatePerSecond' });
+import { projectBody, projectPatchBody } from '../schemas/projectSchemas';
 
 /** The signed-in user and the projects they belong to (dashboard session). */
 export function userRoutes(deps: ApiDeps) {
@@ -63,7 +48,7 @@ export function userRoutes(deps: ApiDeps) {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER']);
     // Every project table references projects with ON DELETE CASCADE.
     const uploadKeys = await uploadRepository.keysOfProject(ctx.state.em, project.id);
-    await ctx.state.em.nativeDelete(ProjectSchema, { id: project.id });
+    await projectRepository.delete(ctx.state.em, project.id);
     // The uploads' rows went with the project, so their files are no longer served; removing the
     // files only frees the space, and a failure is logged rather than undoing the deletion.
     await deps.objectStore

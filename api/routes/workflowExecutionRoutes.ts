@@ -1,16 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, conflict, notFound, validationFailed } from '../http/errors';
+import { ApiError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactData } from '../schemas/contactSchemas';
 import { enumOf, MAX_PAGE, MAX_PAGE_SIZE } from '../schemas/messageContentFields';
 import { contactRepository } from '../../db/contacts/contactRepository';
-import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/workflows/executionRepository';
-import { startWorkflow, workflowStartApiError, workflowStartLogFields } from '../../temporal-config/startWorkflow';
-import { workflowExecutionWorkflow } from '../../workflows/workflowExecutionWorkflow';
-import { executionStartOptions, executionWorkflowId } from '../../automation/executionStarts';
+import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
+import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
+import { executionStartOptions, executionWorkflowId } from '../../services/automation/executionStarts';
 
 /**
  * POST /workflows/:id/executions: one of `contactId` (uuid) or `email` (an existing contact of the
@@ -57,7 +57,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
 
-  async function loadWorkflow(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
+  async function loadAutomation(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
     const id = ctx.params.id;
     const rows = isUuid(id)
       ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [
@@ -69,9 +69,9 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
     return { id: rows[0].id, projectId: rows[0].project_id, allowReentry: rows[0].allow_reentry };
   }
 
-  async function loadExecution(ctx: AppContext, workflowId: string) {
+  async function loadExecution(ctx: AppContext, automationId: string) {
     const id = ctx.params.executionId;
-    const execution = isUuid(id) ? await executionRepository.findInWorkflow(ctx.state.em, ctx.state.project!.id, workflowId, id.toLowerCase()) : null;
+    const execution = isUuid(id) ? await executionRepository.findInAutomation(ctx.state.em, ctx.state.project!.id, automationId, id.toLowerCase()) : null;
     if (!execution) throw notFound('execution', id);
     return execution;
   }
@@ -94,34 +94,34 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   }
 
   router.post('/workflows/:id/executions/cancel-all', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
-    const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id);
+    const automation = await loadAutomation(ctx);
+    const cancelled = await executionRepository.cancelActive(ctx.state.em, automation.projectId, automation.id);
     await cancelInTemporal(cancelled);
     ctx.body = { cancelled: cancelled.length };
   });
 
   router.post('/workflows/:id/executions', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const automation = await loadAutomation(ctx);
     const body = parseBody(startBody, ctx.request.body);
     const em = ctx.state.em;
     const contact = body.contactId
-      ? await contactRepository.findById(em, workflow.projectId, body.contactId.toLowerCase())
-      : await contactRepository.findByEmail(em, workflow.projectId, body.email!);
+      ? await contactRepository.findById(em, automation.projectId, body.contactId.toLowerCase())
+      : await contactRepository.findByEmail(em, automation.projectId, body.email!);
     if (!contact) throw notFound('contact', body.contactId ?? body.email);
-    const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [workflow.id]);
+    const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [automation.id]);
     if (!trigger) throw validationFailed([{ field: '(workflow)', message: 'The workflow has no TRIGGER step to start from', code: 'custom' }]);
     const execution = await executionRepository.createManual(em, {
-      projectId: workflow.projectId,
-      workflowId: workflow.id,
+      projectId: automation.projectId,
+      automationId: automation.id,
       contactId: contact.id,
       context: body.context ?? {},
-      allowReentry: workflow.allowReentry,
+      allowReentry: automation.allowReentry,
     });
     if (!execution) {
-      throw conflict('This contact already entered this workflow, which does not allow re-entry', { workflowId: workflow.id, contactId: contact.id });
+      throw conflict('This contact already entered this workflow, which does not allow re-entry', { workflowId: automation.id, contactId: contact.id });
     }
     try {
-      await startWorkflow(deps.temporal, workflowExecutionWorkflow, executionStartOptions(execution, deps.temporal.taskQueue));
+      await startWorkflow(deps.temporal, 'workflowExecutionWorkflow', executionStartOptions(execution, deps.temporal.taskQueue));
     } catch (err) {
       deps.logger.error({ ...workflowStartLogFields(err), executionId: execution.id }, 'could not start an execution; withdrawn');
       await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [
@@ -135,23 +135,23 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
   });
 
   router.get('/workflows/:id/executions', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
+    const automation = await loadAutomation(ctx);
     const q = parseQuery(listQuery, ctx.query);
-    const { executions, total } = await executionRepository.list(ctx.state.em, workflow.projectId, workflow.id, q);
+    const { executions, total } = await executionRepository.list(ctx.state.em, automation.projectId, automation.id, q);
     ctx.body = { data: executions.map((e) => serializeExecution(e)), page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) };
   });
 
   router.get('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
-    const execution = await loadExecution(ctx, workflow.id);
+    const automation = await loadAutomation(ctx);
+    const execution = await loadExecution(ctx, automation.id);
     ctx.body = serializeExecution(execution, await executionRepository.steps(ctx.state.em, execution.id));
   });
 
   /** Cancels (the record stays): answers the execution, CANCELLED. One already ended: 409 with its status. */
   router.delete('/workflows/:id/executions/:executionId', ...auth, async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
-    const execution = await loadExecution(ctx, workflow.id);
-    const cancelled = await executionRepository.cancelActive(ctx.state.em, workflow.projectId, workflow.id, execution.id);
+    const automation = await loadAutomation(ctx);
+    const execution = await loadExecution(ctx, automation.id);
+    const cancelled = await executionRepository.cancelActive(ctx.state.em, automation.projectId, automation.id, execution.id);
     if (!cancelled.length) {
       const now = await executionRepository.findById(ctx.state.em, execution.id);
       throw new ApiError(409, 'CONFLICT', `Only a RUNNING or WAITING execution can be cancelled; this one is ${now?.status ?? execution.status}`, {

@@ -1,31 +1,31 @@
 import Router from '@koa/router';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiDeps, AppContext, AppState } from '../state';
-import { ApiError, badRequest, conflict, notFound, validationFailed, type FieldError } from '../http/errors';
+import { ApiError, badRequest, conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery, toFieldErrors } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import {
   createStepBody,
   createTransitionBody,
-  createWorkflowBody,
+  createAutomationBody,
   DEFAULT_STEP_NAMES,
   deleteStepQuery,
   patchStepBody,
-  patchWorkflowBody,
+  patchAutomationBody,
   STEP_CONFIG_SCHEMAS,
-  workflowListQuery,
-  WORKFLOW_LIMITS,
-} from '../schemas/workflowSchemas';
+  automationListQuery,
+  AUTOMATION_LIMITS,
+} from '../schemas/automationSchemas';
 import {
   serializeStep,
   serializeTransition,
-  serializeWorkflow,
-  serializeWorkflowSummary,
-  workflowRepository,
+  serializeAutomation,
+  serializeAutomationSummary,
+  automationRepository,
   type StepRow,
-  type WorkflowRow,
-} from '../../db/workflows/workflowRepository';
-import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../db/workflows/workflowGraph';
+  type AutomationRow,
+} from '../../db/automations/automationRepository';
+import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../services/automation/automationGraph';
 import { contactFields } from '../../db/contacts/contactFields';
 import { eventRepository } from '../../db/events/eventRepository';
 import { entryEventName, exitEventName } from '../../db/segments/segmentMembership';
@@ -80,31 +80,31 @@ export function workflowRoutes(deps: ApiDeps) {
   router.use('/workflows', ...keyAuthenticated('secret', deps));
 
   /** A non-uuid id cannot name a workflow: 404 like any other unknown id. */
-  async function loadWorkflow(ctx: AppContext): Promise<WorkflowRow> {
+  async function loadAutomation(ctx: AppContext): Promise<AutomationRow> {
     const id = ctx.params.id;
-    const workflow = isUuid(id) ? await workflowRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
-    if (!workflow) throw notFound('workflow', id);
-    return workflow;
+    const automation = isUuid(id) ? await automationRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
+    if (!automation) throw notFound('workflow', id);
+    return automation;
   }
 
   /**
    * Runs a change of a workflow's graph in a transaction holding the workflow's lock, then, if the
    * workflow is enabled, refuses (rolling the change back) when a step a run can reach has a problem.
    */
-  async function editGraph<T>(ctx: AppContext, edit: (tx: EntityManager, workflow: WorkflowRow) => Promise<T>): Promise<T> {
+  async function editGraph<T>(ctx: AppContext, edit: (tx: EntityManager, automation: AutomationRow) => Promise<T>): Promise<T> {
     const id = ctx.params.id;
     if (!isUuid(id)) throw notFound('workflow', id);
     return ctx.state.em.transactional(async (tx) => {
-      const workflow = await workflowRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
-      if (!workflow) throw notFound('workflow', id);
-      const result = await edit(tx, workflow);
-      if (workflow.enabled) {
-        const { steps, transitions } = await workflowRepository.graph(tx, workflow);
+      const automation = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
+      if (!automation) throw notFound('workflow', id);
+      const result = await edit(tx, automation);
+      if (automation.enabled) {
+        const { steps, transitions } = await automationRepository.graph(tx, automation);
         const problems = runProblems(steps, transitions);
         if (problems.length)
           throw graphRefused(problems, 'The workflow is enabled and this change would stop it from running; disable it first or keep its graph whole');
       }
-      await workflowRepository.touch(tx, workflow.id);
+      await automationRepository.touch(tx, automation.id);
       return result;
     });
   }
@@ -113,15 +113,15 @@ export function workflowRoutes(deps: ApiDeps) {
     new ApiError(404, 'RESOURCE_NOT_FOUND', `Step not found in this workflow: ${stepId}`, { details: { resource: label, id: stepId } });
 
   /** A step of the workflow, or 404 (a non-uuid id, another workflow's step, another project's). */
-  async function stepOf(em: EntityManager, workflow: WorkflowRow, stepId: string, label = 'step'): Promise<StepRow> {
-    const step = isUuid(stepId) ? await workflowRepository.findStep(em, workflow.id, stepId.toLowerCase()) : null;
+  async function stepOf(em: EntityManager, automation: AutomationRow, stepId: string, label = 'step'): Promise<StepRow> {
+    const step = isUuid(stepId) ? await automationRepository.findStep(em, automation.id, stepId.toLowerCase()) : null;
     if (!step) throw stepNotFound(stepId, label);
     return step;
   }
 
   /** A SEND_EMAIL template must be one of the project's own (422 at config.templateId). */
   async function requireTemplate(em: EntityManager, projectId: string, templateId: string): Promise<void> {
-    if (!(await workflowRepository.templateInProject(em, projectId, templateId))) {
+    if (!(await automationRepository.templateInProject(em, projectId, templateId))) {
       throw validationFailed([{ field: 'config.templateId', message: `Template not found in this project: ${templateId}`, code: 'custom' }]);
     }
   }
@@ -137,8 +137,8 @@ export function workflowRoutes(deps: ApiDeps) {
   }
 
   router.get('/workflows', async (ctx) => {
-    const q = parseQuery(workflowListQuery, ctx.query);
-    const { workflows, total } = await workflowRepository.list(ctx.state.em, ctx.state.project!.id, {
+    const q = parseQuery(automationListQuery, ctx.query);
+    const { automations, total } = await automationRepository.list(ctx.state.em, ctx.state.project!.id, {
       page: q.page,
       pageSize: q.pageSize,
       enabled: q.enabled === undefined ? undefined : q.enabled === 'true',
@@ -148,7 +148,7 @@ export function workflowRoutes(deps: ApiDeps) {
       dir: q.dir,
     });
     ctx.body = {
-      data: workflows.map((w) => ({ ...serializeWorkflowSummary(w), stepCount: w.stepCount })),
+      data: automations.map((w) => ({ ...serializeAutomationSummary(w), stepCount: w.stepCount })),
       total,
       page: q.page,
       pageSize: q.pageSize,
@@ -164,7 +164,7 @@ export function workflowRoutes(deps: ApiDeps) {
     const contact = fields.filter((f) => !f.field.startsWith('data.')).map((f) => ({ field: `contact.${f.field}`, type: f.type }));
     const data = fields.filter((f) => f.field.startsWith('data.')).map((f) => ({ field: f.field, type: f.type, coverage: f.coverage }));
 
-    const rows = await workflowRepository.eventDataFields(em, projectId, EVENT_FIELD_SAMPLE);
+    const rows = await automationRepository.eventDataFields(em, projectId, EVENT_FIELD_SAMPLE);
     const byName = new Map<string, Map<string, Map<string, number>>>();
     for (const row of rows) {
       const keys = byName.get(row.name) ?? new Map<string, Map<string, number>>();
@@ -175,7 +175,7 @@ export function workflowRoutes(deps: ApiDeps) {
       keys.set(row.key, types);
     }
     const names = new Set([...(await eventRepository.names(em, projectId)), ...SERVICE_EVENT_NAMES]);
-    for (const slug of await workflowRepository.trackedSegmentSlugs(em, projectId)) {
+    for (const slug of await automationRepository.trackedSegmentSlugs(em, projectId)) {
       names.add(entryEventName(slug));
       names.add(exitEventName(slug));
     }
@@ -189,8 +189,8 @@ export function workflowRoutes(deps: ApiDeps) {
   });
 
   router.post('/workflows', async (ctx) => {
-    const body = parseBody(createWorkflowBody, ctx.request.body);
-    const created = await workflowRepository.create(ctx.state.em, ctx.state.project!.id, {
+    const body = parseBody(createAutomationBody, ctx.request.body);
+    const created = await automationRepository.create(ctx.state.em, ctx.state.project!.id, {
       name: body.name,
       description: body.description ?? null,
       eventName: body.eventName,
@@ -198,44 +198,44 @@ export function workflowRoutes(deps: ApiDeps) {
       triggerStepName: DEFAULT_STEP_NAMES.TRIGGER,
     });
     ctx.status = 201;
-    ctx.body = { ...serializeWorkflow(created), problems: graphProblems(created.steps, created.transitions) };
+    ctx.body = { ...serializeAutomation(created), problems: graphProblems(created.steps, created.transitions) };
   });
 
   router.get('/workflows/:id', async (ctx) => {
-    const workflow = await loadWorkflow(ctx);
-    const definition = { workflow, ...(await workflowRepository.graph(ctx.state.em, workflow)) };
-    ctx.body = { ...serializeWorkflow(definition), problems: graphProblems(definition.steps, definition.transitions) };
+    const automation = await loadAutomation(ctx);
+    const definition = { automation, ...(await automationRepository.graph(ctx.state.em, automation)) };
+    ctx.body = { ...serializeAutomation(definition), problems: graphProblems(definition.steps, definition.transitions) };
   });
 
   router.patch('/workflows/:id', async (ctx) => {
-    const changes = parseBody(patchWorkflowBody, ctx.request.body);
+    const changes = parseBody(patchAutomationBody, ctx.request.body);
     const id = ctx.params.id;
     if (!isUuid(id)) throw notFound('workflow', id);
     const updated = await ctx.state.em.transactional(async (tx) => {
-      const workflow = await workflowRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
-      if (!workflow) throw notFound('workflow', id);
-      if (changes.eventName !== undefined && changes.eventName !== workflow.triggerEventName && workflow.firstExecutionAt) {
+      const automation = await automationRepository.lock(tx, ctx.state.project!.id, id.toLowerCase());
+      if (!automation) throw notFound('workflow', id);
+      if (changes.eventName !== undefined && changes.eventName !== automation.triggerEventName && automation.firstExecutionAt) {
         throw conflict('The trigger event cannot change once the workflow has run; create a new workflow for another event', {
           resource: 'workflow',
-          id: workflow.id,
-          eventName: workflow.triggerEventName,
-          firstExecutionAt: workflow.firstExecutionAt,
+          id: automation.id,
+          eventName: automation.triggerEventName,
+          firstExecutionAt: automation.firstExecutionAt,
         });
       }
-      if (changes.enabled === true && !workflow.enabled) {
-        const { steps, transitions } = await workflowRepository.graph(tx, workflow);
+      if (changes.enabled === true && !automation.enabled) {
+        const { steps, transitions } = await automationRepository.graph(tx, automation);
         const problems = graphProblems(steps, transitions);
         if (problems.length) throw graphRefused(problems, 'The workflow cannot be enabled until its graph can run');
       }
-      return workflowRepository.update(tx, workflow.id, changes);
+      return automationRepository.update(tx, automation.id, changes);
     });
-    const graph = await workflowRepository.graph(ctx.state.em, updated);
-    ctx.body = { ...serializeWorkflow({ workflow: updated, ...graph }), problems: graphProblems(graph.steps, graph.transitions) };
+    const graph = await automationRepository.graph(ctx.state.em, updated);
+    ctx.body = { ...serializeAutomation({ automation: updated, ...graph }), problems: graphProblems(graph.steps, graph.transitions) };
   });
 
   router.delete('/workflows/:id', async (ctx) => {
     const id = ctx.params.id;
-    const result = isUuid(id) ? await workflowRepository.deleteUnlessActive(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : 'missing';
+    const result = isUuid(id) ? await automationRepository.deleteUnlessActive(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : 'missing';
     if (result === 'missing') throw notFound('workflow', id);
     if (result !== 'deleted') {
       throw conflict(
@@ -253,11 +253,11 @@ export function workflowRoutes(deps: ApiDeps) {
     if (checked.errors.length) throw validationFailed(checked.errors);
     const templateId = body.type === 'SEND_EMAIL' ? (checked.config!.templateId as string) : null;
     if (templateId) await requireTemplate(ctx.state.em, ctx.state.project!.id, templateId);
-    const step = await editGraph(ctx, async (tx, workflow) => {
-      if ((await workflowRepository.stepCount(tx, workflow.id)) >= WORKFLOW_LIMITS.steps) {
-        throw validationFailed([{ field: 'type', message: `A workflow holds at most ${WORKFLOW_LIMITS.steps} steps`, code: 'too_big' }]);
+    const step = await editGraph(ctx, async (tx, automation) => {
+      if ((await automationRepository.stepCount(tx, automation.id)) >= AUTOMATION_LIMITS.steps) {
+        throw validationFailed([{ field: 'type', message: `A workflow holds at most ${AUTOMATION_LIMITS.steps} steps`, code: 'too_big' }]);
       }
-      return workflowRepository.insertStep(tx, workflow.id, {
+      return automationRepository.insertStep(tx, automation.id, {
         type: body.type,
         name: body.name ?? DEFAULT_STEP_NAMES[body.type],
         positionX: body.position?.x ?? 0,
@@ -272,12 +272,12 @@ export function workflowRoutes(deps: ApiDeps) {
 
   router.patch('/workflows/:id/steps/:stepId', async (ctx) => {
     const body = parseBody(patchStepBody, ctx.request.body);
-    const workflow = await loadWorkflow(ctx);
-    const current = await stepOf(ctx.state.em, workflow, ctx.params.stepId);
+    const automation = await loadAutomation(ctx);
+    const current = await stepOf(ctx.state.em, automation, ctx.params.stepId);
     if (body.type !== undefined && body.type !== current.type) {
       throw validationFailed([{ field: 'type', message: 'A step keeps its type; delete it and add a step of the other type', code: 'custom' }]);
     }
-    const changes: Parameters<typeof workflowRepository.updateStep>[3] = {};
+    const changes: Parameters<typeof automationRepository.updateStep>[3] = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.position) {
       changes.positionX = body.position.x;
@@ -302,33 +302,33 @@ export function workflowRoutes(deps: ApiDeps) {
       changes.config = checked.config;
       if (type === 'SEND_EMAIL') {
         changes.templateId = checked.config!.templateId as string;
-        await requireTemplate(ctx.state.em, workflow.projectId, changes.templateId);
+        await requireTemplate(ctx.state.em, automation.projectId, changes.templateId);
       }
     }
     const step = await editGraph(
       ctx,
-      async (tx) => (await workflowRepository.updateStep(tx, workflow.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+      async (tx) => (await automationRepository.updateStep(tx, automation.id, current.id, changes)) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
     );
     ctx.body = serializeStep(step);
   });
 
   router.delete('/workflows/:id/steps/:stepId', async (ctx) => {
     const { splice } = parseQuery(deleteStepQuery, ctx.query);
-    const workflow = await loadWorkflow(ctx);
-    const step = await stepOf(ctx.state.em, workflow, ctx.params.stepId);
+    const automation = await loadAutomation(ctx);
+    const step = await stepOf(ctx.state.em, automation, ctx.params.stepId);
     if (step.type === 'TRIGGER') throw badRequest('The TRIGGER step cannot be deleted; it goes with the workflow (DELETE /workflows/:id)');
     await editGraph(
       ctx,
-      async (tx) => (await workflowRepository.deleteStep(tx, workflow.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
+      async (tx) => (await automationRepository.deleteStep(tx, automation.id, step.id, splice === 'true')) ?? Promise.reject(stepNotFound(ctx.params.stepId)),
     );
     ctx.status = 204;
   });
 
   router.post('/workflows/:id/transitions', async (ctx) => {
     const body = parseBody(createTransitionBody, ctx.request.body);
-    const workflow = await loadWorkflow(ctx);
-    const from = await stepOf(ctx.state.em, workflow, body.fromStepId, 'fromStep');
-    const to = await stepOf(ctx.state.em, workflow, body.toStepId, 'toStep');
+    const automation = await loadAutomation(ctx);
+    const from = await stepOf(ctx.state.em, automation, body.fromStepId, 'fromStep');
+    const to = await stepOf(ctx.state.em, automation, body.toStepId, 'toStep');
     const errors: FieldError[] = [];
     if (from.id === to.id) errors.push({ field: 'toStepId', message: 'A step cannot lead to itself', code: 'custom' });
     if (to.type === 'TRIGGER') errors.push({ field: 'toStepId', message: 'No transition leads into the TRIGGER step', code: 'custom' });
@@ -352,7 +352,7 @@ export function workflowRoutes(deps: ApiDeps) {
     }
     if (errors.length) throw validationFailed(errors);
     const transition = await editGraph(ctx, async (tx) => {
-      const existing = await workflowRepository.findWayOut(tx, workflow.id, { fromStepId: from.id, branch, waitOutcome });
+      const existing = await automationRepository.findWayOut(tx, automation.id, { fromStepId: from.id, branch, waitOutcome });
       if (existing) {
         const what = branch ? `a "${branch}" branch` : waitOutcome ? `a ${waitOutcome} transition` : 'a next step';
         throw conflict(`The ${from.type} step already has ${what}; delete transition ${existing.id} first`, {
@@ -362,7 +362,7 @@ export function workflowRoutes(deps: ApiDeps) {
           toStepId: existing.toStepId,
         });
       }
-      return workflowRepository.insertTransition(tx, workflow.id, { fromStepId: from.id, toStepId: to.id, branch, waitOutcome });
+      return automationRepository.insertTransition(tx, automation.id, { fromStepId: from.id, toStepId: to.id, branch, waitOutcome });
     });
     ctx.status = 201;
     ctx.body = serializeTransition(transition);
@@ -370,8 +370,8 @@ export function workflowRoutes(deps: ApiDeps) {
 
   router.delete('/workflows/:id/transitions/:transitionId', async (ctx) => {
     const transitionId = ctx.params.transitionId;
-    await editGraph(ctx, async (tx, workflow) => {
-      const deleted = isUuid(transitionId) && (await workflowRepository.deleteTransition(tx, workflow.id, transitionId.toLowerCase()));
+    await editGraph(ctx, async (tx, automation) => {
+      const deleted = isUuid(transitionId) && (await automationRepository.deleteTransition(tx, automation.id, transitionId.toLowerCase()));
       if (!deleted)
         throw new ApiError(404, 'RESOURCE_NOT_FOUND', `Transition not found in this workflow: ${transitionId}`, {
           details: { resource: 'transition', id: transitionId },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../../lib/errors';
 import type { TimeRange } from '../../db/analytics/analyticsRepository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -47,3 +47,14 @@ export function resolveRange(q: { start?: Date; end?: Date }, now = new Date()):
   if (end.getTime() - start.getTime() > MAX_RANGE_DAYS * DAY_MS) throw badRequest(`The range may span at most ${MAX_RANGE_DAYS} days`);
   return { start, end };
 }
+
+export const timeseriesQuery = z.object({
+  ...rangeQuery,
+  granularity: z.enum(['hour', 'day']).default('day'),
+  source: z.enum(['ALL', 'TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW']).default('ALL'),
+});
+
+export const rankingQuery = z.object({ ...rangeQuery, limit: limitParam(10, 100) });
+
+/** Only the time window (analytics totals, activity summary). */
+export const rangeOnlyQuery = z.object(rangeQuery);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailAddress } from '../http/validation';
-import { contactData } from './contactSchemas';
+import { contactData, subscribedFlag } from './contactSchemas';
 
 /** Recipients one POST /v1/send may carry; each gets its own contact, rendering and email record. */
 export const MAX_RECIPIENTS_PER_SEND = 100;
@@ -141,7 +141,7 @@ export const sendBody = z.object({
   name: displayName.optional(),
   reply: emailAddress.optional(),
   data: contactData.optional(),
-  subscribed: z.boolean({ invalid_type_error: 'subscribed must be a boolean' }).optional(),
+  subscribed: subscribedFlag,
   headers: headers.optional(),
   attachments: z.array(attachment).max(MAX_ATTACHMENTS, `At most ${MAX_ATTACHMENTS} attachments`).optional(),
 });

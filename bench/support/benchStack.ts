@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureDatabase, dropDatabase, startEmbeddedPostgres } from '../../db/embeddedPostgres';
+import { ensureDatabase, dropDatabase, startEmbeddedPostgres } from '../../launcher/embeddedPostgres';
 import { runMigrations } from '../../db/migrate';
-import { startTemporalDevServer } from '../../temporal-config/devServer';
+import { startTemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
 import { spawnService, spawnApi, type ChildService } from '../../test/support/processes';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import

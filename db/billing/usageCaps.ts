@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EmailSource } from '../emails/emailRepository';
+import type { EmailSource } from '../emails/emailKinds';
 
 /** The categories of contract 17; `inbound` is stored and reported, nothing counts against it yet. */
 export const USAGE_CATEGORIES = ['transactional', 'campaigns', 'workflows', 'inbound'] as const;
@@ -46,7 +46,7 @@ export interface CategoryUsage {
  * so it always equals the month's emails of that source that were not FAILED or SUPPRESSED (those
  * since deleted included: deleting data gives no quota back).
  *
- * Callers: api/send/deliveryScheduler.ts (transactional sends, campaign test emails), the
+ * Callers: services/sending/deliveryScheduler.ts (transactional sends, campaign test emails), the
  * campaign batch (activities/campaignActivities.ts, with `reserveUpTo`), and the workflow
  * SEND_EMAIL step (`reserve` with category 'workflows'). Lock order: one category row per call;
  * a caller reserving for several projects does so in project id order.

@@ -3,7 +3,6 @@ import type { ContactRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
 import type { EmailType } from '../emails/emailRepository';
 import { usageCaps } from '../billing/usageCaps';
-import type { CampaignStopReason } from './campaignRepository';
 
 /** What a campaign send reads of its campaign. */
 export interface CampaignForSend {
@@ -51,16 +50,6 @@ export const campaignSendRepository = {
       campaignId,
     ]);
     return rows.length ? toCampaign(rows[0]) : null;
-  },
-
-  /** SCHEDULED → SENDING when its time has come; true when the campaign is (now) SENDING. */
-  async begin(em: EntityManager, campaignId: string): Promise<boolean> {
-    const rows = await em.execute(
-      `update campaigns set status = 'SENDING', updated_at = now()
-       where id = ? and status in ('SCHEDULED', 'SENDING') returning id`,
-      [campaignId],
-    );
-    return rows.length > 0;
   },
 
   /**
@@ -167,32 +156,15 @@ export const campaignSendRepository = {
   },
 
   /**
-   * SCHEDULED or SENDING → CANCELLED, and the campaign's emails recorded but never attempted are
-   * withdrawn: they were not sent and now never will be. Safe to repeat. `stopReason` says why
-   * when the send stopped itself (a monthly cap) rather than being cancelled.
+   * Withdraws the campaign's emails recorded but never attempted (and releases what they held of
+   * the monthly cap): once its send has ended they were not sent and now never will be. Safe to repeat.
    */
-  async cancel(em: EntityManager, campaignId: string, stopReason: CampaignStopReason | null = null): Promise<void> {
-    await em.transactional(async (tx) => {
-      await tx.execute(
-        `update campaigns set status = 'CANCELLED', cancelled_at = coalesce(cancelled_at, now()), stop_reason = coalesce(?::jsonb, stop_reason), updated_at = now()
-         where id = ? and status in ('SCHEDULED', 'SENDING')`,
-        [stopReason ? JSON.stringify(stopReason) : null, campaignId],
-      );
-      await tx.execute(
-        `with withdrawn as (delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
-         released as (${usageCaps.releaseSql('withdrawn')})
-         select 1`,
-        [campaignId],
-      );
-    });
-  },
-
-  /** SENDING → SENT once every recipient has been handed to the transport. */
-  async finish(em: EntityManager, campaignId: string): Promise<boolean> {
-    const rows = await em.execute(
-      `update campaigns set status = 'SENT', sent_at = now(), updated_at = now() where id = ? and status = 'SENDING' returning id`,
+  async withdrawUnattempted(em: EntityManager, campaignId: string): Promise<void> {
+    await em.execute(
+      `with withdrawn as (delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
+       released as (${usageCaps.releaseSql('withdrawn')})
+       select 1`,
       [campaignId],
     );
-    return rows.length > 0;
   },
 };

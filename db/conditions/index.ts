@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FieldError } from '../../api/http/errors';
+import type { FieldError } from '../../lib/errors';
 import { conditionTreeIssues, filtersOf, parseField, referencedSegmentIds, type ConditionTree } from './conditionTree';
 import { compileCondition, type SegmentDefinition } from './compileCondition';
 import { loadReferenceGraph, loadReferencedSegments } from './segmentReferences';

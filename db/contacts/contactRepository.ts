@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { setOwn, type DataChanges } from './contactDataRules';
+import { setOwn } from '../../lib/ownProperty';
 
 export interface ContactRow {
   id: string;
@@ -17,7 +17,8 @@ export interface ContactUpsert {
   subscribedIfNew: boolean;
   /** Subscription state to set if the contact exists; undefined keeps it. */
   subscribedIfExisting?: boolean;
-  data: DataChanges;
+  /** The data changes the contact data rules decided (services/contacts/contactDataRules.ts): keys to save, keys to delete, and this request's one-shot values. */
+  data: { set: Record<string, unknown>; unset: string[]; oneShot: Record<string, unknown> };
   /** An event to record for the contact in the same statement (POST /v1/track). */
   event?: { name: string; data: Record<string, unknown> | null };
   /** Also answer whether the address is on the project's suppression list (POST /v1/send). */
@@ -282,5 +283,33 @@ export const contactRepository = {
   async findByEmail(em: EntityManager, projectId: string, email: string): Promise<ContactRow | null> {
     const rows = await em.execute(`select * from contacts where project_id = ? and email = ?`, [projectId, email]);
     return rows.length ? toContact(rows[0]) : null;
+  },
+
+  /** Gives a contact another address; a unique violation (23505, the address is taken) is the caller's to answer. */
+  async changeEmail(em: EntityManager, projectId: string, id: string, email: string): Promise<void> {
+    await em.execute(`update contacts set email = ?, updated_at = now() where project_id = ? and id = ?`, [email, projectId, id]);
+  },
+
+  async deleteById(em: EntityManager, projectId: string, id: string): Promise<void> {
+    await em.execute(`delete from contacts where project_id = ? and id = ?`, [projectId, id]);
+  },
+
+  /** Creates the contacts of `emails` that do not exist yet (existing ones keep their data and updatedAt); the ids created. */
+  async createMissing(em: EntityManager, projectId: string, emails: string[], subscribed: boolean): Promise<string[]> {
+    const inserted = await em.execute<Array<{ id: string }>>(
+      `insert into contacts (project_id, email, subscribed)
+         select ?, e, ? from jsonb_array_elements_text(?::jsonb) e
+         on conflict (project_id, email) do nothing returning id`,
+      [projectId, subscribed, JSON.stringify(emails)],
+    );
+    return inserted.map((r) => r.id);
+  },
+
+  /** The id of each of `emails` that names a contact of the project. */
+  async idsByEmail(em: EntityManager, projectId: string, emails: string[]): Promise<Array<{ id: string; email: string }>> {
+    return em.execute<Array<{ id: string; email: string }>>(
+      `select id, email from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, JSON.stringify(emails)],
+    );
   },
 };

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openWithSecret, sealWithSecret } from '../../lib/crypto';
-import { senderDomainCandidates } from './domainName';
+import { senderDomainCandidates } from '../../lib/domainName';
 import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 export type DomainStatus = 'PENDING' | 'VERIFIED' | 'FAILED';
@@ -38,7 +38,7 @@ export interface DkimSigningKey {
 const openedSigningKeys = new Map<string, crypto.KeyObject>();
 const OPENED_SIGNING_KEYS_MAX = 1000;
 
-/** The outcome of one completed DNS check, as db/domains/domainVerification.ts decides it. */
+/** The outcome of one completed DNS check, as services/domains/domainVerification.ts decides it. */
 export interface DomainCheckResult {
   status: DomainStatus;
   dkimVerified: boolean;

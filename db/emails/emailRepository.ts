@@ -2,9 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { usageCaps } from '../billing/usageCaps';
 
-export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'WORKFLOW';
-export type EmailType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
-export type EmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'OPENED' | 'CLICKED' | 'BOUNCED' | 'COMPLAINED' | 'FAILED' | 'SUPPRESSED';
+export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
+import type { EmailSource, EmailType, EmailStatus } from './emailKinds';
 
 /** An email as accepted, before anything was attempted. */
 export interface NewEmail {
@@ -102,33 +101,6 @@ export function toEmail(row: Record<string, any>): EmailRow {
     opens: row.opens,
     clicks: row.clicks,
     createdAt: new Date(row.created_at),
-  };
-}
-
-/** The email record of contract section 9. */
-export function serializeEmail(email: EmailRow) {
-  return {
-    id: email.id,
-    projectId: email.projectId,
-    contactId: email.contactId,
-    templateId: email.templateId,
-    campaignId: email.campaignId ?? null,
-    workflowExecutionId: email.workflowExecutionId ?? null,
-    source: email.source,
-    subject: email.subject,
-    from: email.fromAddress,
-    to: email.toAddress,
-    status: email.status,
-    messageId: email.messageId,
-    error: email.error,
-    sentAt: email.sentAt,
-    deliveredAt: email.deliveredAt,
-    openedAt: email.openedAt,
-    clickedAt: email.clickedAt,
-    bouncedAt: email.bouncedAt,
-    opens: email.opens,
-    clicks: email.clicks,
-    createdAt: email.createdAt,
   };
 }
 

@@ -25,12 +25,6 @@ function toEvent(row: Record<string, any>): EventRow {
   };
 }
 
-/** The API shape of an event (contract section 6); emailId only when there is one. */
-export function serializeEvent(event: EventRow) {
-  const { emailId, seq: _seq, ...rest } = event;
-  return emailId ? { ...rest, emailId } : rest;
-}
-
 export const eventRepository = {
   /**
    * Newest first, in the order the events were written (`seq`, see the EventOrder migration):

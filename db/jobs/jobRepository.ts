@@ -49,26 +49,6 @@ function toJob(row: Record<string, any>): JobRow {
   };
 }
 
-/** The job record of contract section 5. */
-export function serializeJob(job: JobRow) {
-  const progress = job.status === 'COMPLETED' ? 100 : job.total ? Math.floor((job.processed / job.total) * 100) : 0;
-  return {
-    id: job.id,
-    type: job.type,
-    status: job.status,
-    progress,
-    total: job.total,
-    processed: job.processed,
-    succeeded: job.succeeded,
-    failed: job.failed,
-    errors: job.errors,
-    ...(job.error ? { error: job.error } : {}),
-    createdAt: job.createdAt,
-    startedAt: job.startedAt,
-    completedAt: job.completedAt,
-  };
-}
-
 export const jobRepository = {
   async create(em: EntityManager, job: { projectId: string; type: JobType; total: number; input?: Record<string, unknown> }): Promise<JobRow> {
     const [row] = await em.execute(`insert into jobs (project_id, type, total, input) values (?, ?, ?, ?::jsonb) returning *`, [
@@ -127,5 +107,10 @@ export const jobRepository = {
        where id = ?`,
       [batch.processed, batch.succeeded, batch.failed, MAX_JOB_ERRORS, JSON.stringify(batch.errors), MAX_JOB_ERRORS, id],
     );
+  },
+
+  /** A job whose workflow could not be started: it never ran, so it leaves nothing behind. */
+  async delete(em: EntityManager, id: string): Promise<void> {
+    await em.execute(`delete from jobs where id = ?`, [id]);
   },
 };

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * What the execution sweep needs to repair what a dying process leaves behind (see
- * automation/executionTriggers.ts and workflows/workflowExecutionSweepWorkflow.ts):
+ * services/automation/executionTriggers.ts and workflows/workflowExecutionSweepWorkflow.ts):
  * - `workflows.enabled_at`: when the workflow was last enabled, kept by the database itself so
  *   that whatever enables a workflow (the API, a SQL console) sets it. Events recorded before it
  *   never start an execution, also when the sweep looks back for events that got none.

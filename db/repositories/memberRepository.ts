@@ -17,4 +17,26 @@ export const memberRepository = {
   async countOwners(em: EntityManager, projectId: string): Promise<number> {
     return em.count(ProjectMemberSchema, { projectId, role: 'OWNER' });
   },
+
+  /** Adds a member; null when the user already is one. */
+  async add(em: EntityManager, projectId: string, userId: string, role: MemberRole): Promise<{ createdAt: Date } | null> {
+    const rows = await em.execute<Array<{ created_at: Date }>>(
+      `insert into project_members (project_id, user_id, role) values (?, ?, ?) on conflict do nothing returning created_at`,
+      [projectId, userId, role],
+    );
+    return rows.length ? { createdAt: rows[0].created_at } : null;
+  },
+
+  /** Locks the project's owners (in a transaction) so two concurrent demotions or removals cannot leave it ownerless. */
+  async lockOwners(em: EntityManager, projectId: string): Promise<void> {
+    await em.execute(`select 1 from project_members where project_id = ? and role = 'OWNER' for update`, [projectId]);
+  },
+
+  async setRole(em: EntityManager, projectId: string, userId: string, role: MemberRole): Promise<void> {
+    await em.execute(`update project_members set role = ? where project_id = ? and user_id = ?`, [role, projectId, userId]);
+  },
+
+  async remove(em: EntityManager, projectId: string, userId: string): Promise<void> {
+    await em.execute(`delete from project_members where project_id = ? and user_id = ?`, [projectId, userId]);
+  },
 };

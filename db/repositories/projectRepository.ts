@@ -61,21 +61,9 @@ export const projectRepository = {
     const byId = new Map(projects.map((p) => [p.id, p]));
     return memberships.flatMap((m) => (byId.has(m.projectId) ? [{ project: byId.get(m.projectId)!, role: m.role }] : []));
   },
-};
 
-/** The project as the dashboard sees it: never the secret key, only its last characters. */
-export function serializeProject(project: Project, extra: Record<string, unknown> = {}) {
-  return {
-    id: project.id,
-    name: project.name,
-    publicKey: project.publicKey,
-    secretKeyHint: `sk_…${project.secretKeyHint}`,
-    disabled: project.disabled,
-    disabledReason: project.disabledReason ?? null,
-    campaignRatePerSecond: project.campaignRatePerSecond ?? null,
-    keysRotatedAt: project.keysRotatedAt ?? null,
-    createdAt: project.createdAt,
-    updatedAt: project.updatedAt,
-    ...extra,
-  };
-}
+  /** Deletes a project; every project table references projects with ON DELETE CASCADE. */
+  async delete(em: EntityManager, projectId: string): Promise<void> {
+    await em.nativeDelete(ProjectSchema, { id: projectId });
+  },
+};

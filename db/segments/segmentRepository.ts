@@ -36,23 +36,6 @@ function toSegment(row: Record<string, any>): SegmentRow {
   };
 }
 
-/** The API shape of a segment (specification "Segment"); `slug` names its entry/exit events. */
-export function serializeSegment(segment: SegmentRow) {
-  return {
-    id: segment.id,
-    name: segment.name,
-    description: segment.description,
-    type: segment.type,
-    condition: segment.condition,
-    trackMembership: segment.trackMembership,
-    memberCount: segment.memberCount,
-    slug: segment.slug,
-    projectId: segment.projectId,
-    createdAt: segment.createdAt,
-    updatedAt: segment.updatedAt,
-  };
-}
-
 /** Contract section 6: the name lower-cased, spaces turned into hyphens, other non-word characters dropped. */
 export function slugOf(name: string): string {
   const slug = name

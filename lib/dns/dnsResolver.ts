@@ -1,6 +1,5 @@
 import dns from 'node:dns';
 import { isIP } from 'node:net';
-import type { Config } from '../config';
 
 /**
  * The one way Mailroom asks DNS anything (domain verification, the background re-check, and
@@ -80,7 +79,13 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
 }
 
 /** The resolver configured by DNS_SERVERS and DNS_TIMEOUT_MS: what the API and the activities use. */
-export function dnsResolverFromConfig(config: Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>): DnsResolver {
+/** The two settings of lib/config.ts the resolver reads. */
+export interface DnsSettings {
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+}
+
+export function dnsResolverFromConfig(config: DnsSettings): DnsResolver {
   return createDnsResolver({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
 }
 

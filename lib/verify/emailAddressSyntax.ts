@@ -1,4 +1,4 @@
-import { parseDomainName } from '../../db/domains/domainName';
+import { parseDomainName } from '../domainName';
 
 /**
  * Whether a string is an email address Mailroom can check, and its parts. The rules are RFC 5321

@@ -13,7 +13,6 @@ import { unsubscribeFooter } from './unsubscribeFooter';
  * Pure and synchronous: no I/O.
  */
 export { TemplateRenderError, type TemplateProblem } from './templateProblems';
-export { templateVariables } from './templateVariables';
 
 export type TemplateType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
 

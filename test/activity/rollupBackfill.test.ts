@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { ensureDatabase } from '../../db/embeddedPostgres';
+import { ensureDatabase } from '../../launcher/embeddedPostgres';
 import { createOrm, type Orm } from '../../db/orm';
 import { dropTestDatabase } from '../support/testStack';
 

@@ -6,7 +6,7 @@ import { signUp, type TestAccount, type TestProject } from '../support/accounts'
 import { eventually } from '../support/eventually';
 import { projectDeliveriesClosed } from '../support/temporalRuns';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
-import { recordCountedEmails } from '../../db/billing/countedEmails';
+import { recordCountedEmails } from '../../services/billing/countedEmails';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 

@@ -8,7 +8,7 @@ import type { ChildService } from '../support/processes';
 import { eventually } from '../support/eventually';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
-import { startTemporalDevServer, type TemporalDevServer } from '../../temporal-config/devServer';
+import { startTemporalDevServer, type TemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');

@@ -1,4 +1,4 @@
-import { dataProblem } from '../../db/contacts/contactDataRules';
+import { dataProblem } from '../../services/contacts/contactDataRules';
 import { MAX_JSON_DEPTH } from '../../lib/untrustedJson';
 
 // The data rules guard every write path, not only HTTP (whose parser refuses these first):

@@ -6,7 +6,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { recheckDomains } from '../../db/domains/domainVerification';
+import { recheckDomains } from '../../services/domains/domainVerification';
 import { createDnsResolver, DnsTemporaryFailure, dnsResolverFromConfig } from '../../lib/dns/dnsResolver';
 import { domainRecheckScheduleId } from '../../worker/schedules';
 

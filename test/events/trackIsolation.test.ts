@@ -1,7 +1,7 @@
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
-import { ContactWriteBatcher } from '../../db/contacts/contactWriteBatcher';
-import { splitDataChanges } from '../../db/contacts/contactDataRules';
+import { ContactWriteBatcher } from '../../services/contacts/contactWriteBatcher';
+import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import type { ContactUpsert } from '../../db/contacts/contactRepository';
 
 let stack: TestStack;

@@ -1,4 +1,5 @@
-import { checkTemplate, renderEmail, templateVariables, TemplateRenderError, type RenderInput } from '../../mail/rendering/renderEmail';
+import { checkTemplate, renderEmail, TemplateRenderError, type RenderInput } from '../../mail/rendering/renderEmail';
+import { templateVariables } from '../../services/sending/templateVariables';
 import { compileMjml } from '../../mail/rendering/mjmlCompiler';
 import { MAX_PLACEHOLDERS } from '../../mail/rendering/templateCompiler';
 import { MAX_HTML_DEPTH } from '../../mail/rendering/htmlLandmarks';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { embeddedPostgresClusterDir, postgresUserIds, reachablePostgresPrograms, RELOCATED_CLUSTERS_DIR } from '../../db/embeddedPostgresLocation';
+import { embeddedPostgresClusterDir, postgresUserIds, reachablePostgresPrograms, RELOCATED_CLUSTERS_DIR } from '../../launcher/embeddedPostgresLocation';
 import { findFreePort } from '../../lib/freePort';
 import { eventually } from '../support/eventually';
 import { testEnv } from '../support/testStack';

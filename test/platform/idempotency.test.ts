@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject } from '../support/accounts';
 import { HttpClient } from '../support/http';
@@ -10,7 +9,8 @@ import { requestId } from '../../api/middleware/requestId';
 import { errorHandler } from '../../api/middleware/errorHandler';
 import { requireKey } from '../../api/auth/apiKey';
 import { idempotency } from '../../api/middleware/idempotency';
-import { badRequest } from '../../api/http/errors';
+import { jsonBody } from '../../api/middleware/jsonBody';
+import { badRequest } from '../../lib/errors';
 import type { AppState } from '../../api/state';
 import { hourlyCleanupScheduleId } from '../../worker/schedules';
 import { eventually } from '../support/eventually';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   app
     .use(requestId())
     .use(errorHandler(stack.logger))
-    .use(koaBody())
+    .use(jsonBody())
     .use(async (ctx, next) => {
       ctx.state.em = stack.orm.em.fork();
       await next();

@@ -6,11 +6,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../../db/embeddedPostgres';
-import { startTemporalDevServer } from '../../temporal-config/devServer';
+import { startEmbeddedPostgres } from '../../launcher/embeddedPostgres';
+import { startTemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
 import { buildWorkflowBundle } from '../../worker/createWorker';
-import { startTemporalCluster } from '../../temporal-config/cluster';
+import { startTemporalCluster } from '../../launcher/temporalTestCluster';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../../lib/config';
-import { temporalConnectionOptions } from '../../temporal-config/connectionOptions';
+import { temporalConnectionOptions } from '../../temporal/connectionOptions';
 import { makeTestCertificates, type TestCertificates } from '../support/certificates';
 import { startMtlsProxy, type TlsProxy } from '../support/tlsProxy';
 import { startTestStack, testEnv, type TestStack } from '../support/testStack';

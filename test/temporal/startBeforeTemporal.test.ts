@@ -11,7 +11,7 @@
  * `npm run bench:platform`.
  */
 import http2 from 'node:http2';
-import { startTemporalDevServer, type TemporalDevServer } from '../../temporal-config/devServer';
+import { startTemporalDevServer, type TemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { spawnService, type ChildService } from '../support/processes';

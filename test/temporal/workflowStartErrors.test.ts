@@ -1,7 +1,7 @@
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
-import { missingSearchAttributesMessage } from '../../temporal-config/namespaceSetup';
+import { missingSearchAttributesMessage } from '../../temporal/namespaceSetup';
 
 describe('a workflow start Temporal refuses for good', () => {
   let stack: TestStack;

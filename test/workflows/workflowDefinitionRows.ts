@@ -1,5 +1,5 @@
 import type { TestStack } from '../support/testStack';
-import { forgetWorkflowTriggers } from '../../automation/executionTriggers';
+import { forgetAutomationTriggers } from '../../services/automation/executionTriggers';
 
 export interface StepRow {
   key: string;
@@ -53,7 +53,7 @@ export async function insertWorkflow(
       t.waitOutcome ?? null,
     ]);
   }
-  forgetWorkflowTriggers(projectId);
+  forgetAutomationTriggers(projectId);
   return { id: workflow.id, steps };
 }
 

@@ -2,7 +2,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestProject } from '../support/accounts';
-import { graphProblems, nextStepId, runProblems, type GraphStep, type GraphTransition } from '../../db/workflows/workflowGraph';
+import { graphProblems, nextStepId, runProblems, type GraphStep, type GraphTransition } from '../../services/automation/automationGraph';
 
 let dns: TestDnsServer;
 let stack: TestStack;

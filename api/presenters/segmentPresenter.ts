@@ -1,0 +1,18 @@
+import type { SegmentRow } from '../../db/segments/segmentRepository';
+
+/** The API shape of a segment (specification "Segment"); `slug` names its entry/exit events. */
+export function serializeSegment(segment: SegmentRow) {
+  return {
+    id: segment.id,
+    name: segment.name,
+    description: segment.description,
+    type: segment.type,
+    condition: segment.condition,
+    trackMembership: segment.trackMembership,
+    memberCount: segment.memberCount,
+    slug: segment.slug,
+    projectId: segment.projectId,
+    createdAt: segment.createdAt,
+    updatedAt: segment.updatedAt,
+  };
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { emailAddress } from '../http/validation';
+import { contactData, eventName, subscribedFlag } from './contactSchemas';
+
+export const eventListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .catch(20)
+    .default(20)
+    .transform((n) => Math.min(Math.max(n, 1), 100)),
+  cursor: z.string().max(1000).optional(),
+  name: z.string().max(200).optional(),
+  contactId: z.string().max(100).optional(),
+});
+
+export const trackBody = z.object({
+  email: emailAddress,
+  event: eventName,
+  data: contactData.optional(),
+  subscribed: subscribedFlag,
+  preserveExistingSubscription: z.boolean().optional(),
+});
+
+/** The cursor of the event lists, ordered by write sequence (a bigint, as decimal text). */
+export const eventCursor = z.object({ seq: z.string().regex(/^[1-9][0-9]{0,17}$/) });

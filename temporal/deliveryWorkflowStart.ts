@@ -1,0 +1,63 @@
+/**
+ * How every start of `emailDeliveryWorkflow` is named and placed: by the API's scheduler
+ * (services/sending/deliveryScheduler.ts), a campaign's and an automation's retries and the
+ * delivery sweep (workflows/). Pure (ids, task queue, search attributes), so workflow code uses it
+ * too: what it builds for the same inputs must never change, or recorded histories stop replaying.
+ */
+import type { SearchAttributePair } from '@temporalio/common';
+import type { EmailDeliveryInput } from '../workflows/emailDeliveryWorkflow';
+import { deliveryTaskQueue } from './taskQueues';
+import { CampaignIdSearchAttribute, ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from './searchAttributes';
+
+/** The campaign's one workflow (contract section 14): a retried start never runs it twice; it delivers the campaign's emails itself. */
+export const campaignWorkflowId = (campaignId: string): string => `campaign-${campaignId}`;
+
+/** The delivery workflow ids (contract 14). */
+export const deliveryWorkflowIds = {
+  /** One email's own delivery: `send-<emailId>`. */
+  single: (emailId: string): string => `send-${emailId}`,
+  /** A batch's delivery, named after its first email: `deliver-<first emailId>`. */
+  batch: (emailIds: string[]): string => `deliver-${emailIds[0]}`,
+  /** `send-<emailId>` for one email, `deliver-<first emailId>` for more (what /v1/send schedules). */
+  forEmails: (emailIds: string[]): string => (emailIds.length === 1 ? deliveryWorkflowIds.single(emailIds[0]) : deliveryWorkflowIds.batch(emailIds)),
+};
+
+export interface DeliveryWorkflowStartInput {
+  /** The starter's (main) task queue; delivery runs on its delivery queue. */
+  taskQueue: string;
+  workflowId: string;
+  projectId: string;
+  emailIds: string[];
+  retryDelaysSeconds: number[];
+  /** Named in the CampaignId search attribute when given. */
+  campaignId?: string | null;
+  /** Named in the ContactId search attribute when given. */
+  contactId?: string | null;
+}
+
+export interface DeliveryWorkflowStart {
+  workflowId: string;
+  taskQueue: string;
+  args: [EmailDeliveryInput];
+  typedSearchAttributes: SearchAttributePair[];
+}
+
+/**
+ * The start options of one delivery workflow; the caller adds its own policies (parent close,
+ * id reuse). Search attributes in a fixed order: ProjectId, CampaignId, ContactId, EmailIds.
+ */
+export function deliveryWorkflowStart(input: DeliveryWorkflowStartInput): DeliveryWorkflowStart {
+  return {
+    workflowId: input.workflowId,
+    taskQueue: deliveryTaskQueue(input.taskQueue),
+    args: [{ projectId: input.projectId, emailIds: input.emailIds, retryDelaysSeconds: input.retryDelaysSeconds }],
+    typedSearchAttributes: [
+      { key: ProjectIdSearchAttribute, value: input.projectId },
+      ...(input.campaignId ? [{ key: CampaignIdSearchAttribute, value: input.campaignId }] : []),
+      ...(input.contactId ? [{ key: ContactIdSearchAttribute, value: input.contactId }] : []),
+      // Every email id of the workflow, however many: a large batch can pass the size Temporal
+      // allows search attributes (a later issue); that is to be fixed here, for every starter.
+      { key: EmailIdsSearchAttribute, value: input.emailIds },
+    ],
+  };
+}
