@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageLimit } from './paging';
 import { dataProblem } from '../../services/contacts/contactDataRules';
 import { emailAddress } from '../http/validation';
 
@@ -33,12 +34,7 @@ export const bulkContactIdsBody = z.object({
 });
 
 export const contactListQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
+  limit: pageLimit,
   cursor: z.string().max(1000).optional(),
   search: z.string().max(254).optional(),
   subscribed: z.enum(['true', 'false']).optional(),

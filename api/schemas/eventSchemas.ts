@@ -1,14 +1,10 @@
 import { z } from 'zod';
+import { pageLimit } from './paging';
 import { emailAddress } from '../http/validation';
 import { contactData, eventName, subscribedFlag } from './contactSchemas';
 
 export const eventListQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
+  limit: pageLimit,
   cursor: z.string().max(1000).optional(),
   name: z.string().max(200).optional(),
   contactId: z.string().max(100).optional(),

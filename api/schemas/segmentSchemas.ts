@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageLimit } from './paging';
 import { emailAddress, singleLineString } from '../http/validation';
 
 const description = z.string({ invalid_type_error: 'description must be a string' }).max(500).nullable().optional();
@@ -30,10 +31,5 @@ export const removeSegmentMembersBody = z.object({ emails: z.array(emailAddress)
 
 export const segmentPageQuery = z.object({
   page: z.coerce.number().int().min(1).catch(1).default(1),
-  pageSize: z.coerce
-    .number()
-    .int()
-    .catch(20)
-    .default(20)
-    .transform((n) => Math.min(Math.max(n, 1), 100)),
+  pageSize: pageLimit,
 });
