@@ -1,50 +1,15 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, conflict, notFound, validationFailed } from '../../lib/errors';
-import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
+import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { contactData } from '../schemas/contactSchemas';
-import { enumOf, MAX_PAGE, MAX_PAGE_SIZE } from '../schemas/messageContentFields';
+import { executionListQuery, startExecutionBody } from '../schemas/automationSchemas';
+import { automationRepository } from '../../db/automations/automationRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
-import { EXECUTION_STATUSES, executionRepository, serializeExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
+import { executionRepository, serializeExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
 import { executionStartOptions, executionWorkflowId } from '../../services/automation/executionStarts';
-
-/**
- * POST /workflows/:id/executions: one of `contactId` (uuid) or `email` (an existing contact of the
- * project), and an optional `context` object (the data the steps see as the trigger event's; the
- * contact data limits apply).
- */
-const startBody = z
-  .object({
-    contactId: z.string({ invalid_type_error: 'contactId must be a string' }).uuid('contactId must be a uuid').optional(),
-    email: emailAddress.optional(),
-    context: contactData.optional(),
-  })
-  .strict()
-  .superRefine((body, ctx) => {
-    if ((body.contactId === undefined) === (body.email === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['contactId'], message: 'Give exactly one of contactId or email' });
-    }
-  });
-
-const listQuery = z.object({
-  status: enumOf('status', EXECUTION_STATUSES).optional(),
-  page: z.coerce
-    .number({ invalid_type_error: 'page must be an integer' })
-    .int('page must be an integer')
-    .min(1, 'page must be at least 1')
-    .max(MAX_PAGE)
-    .default(1),
-  pageSize: z.coerce
-    .number({ invalid_type_error: 'pageSize must be an integer' })
-    .int('pageSize must be an integer')
-    .min(1, 'pageSize must be at least 1')
-    .default(20)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
-});
 
 /** Temporal calls one cancel-all makes at once. */
 const PARALLEL_CANCELS = 16;
@@ -59,14 +24,9 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
 
   async function loadAutomation(ctx: AppContext): Promise<{ id: string; projectId: string; allowReentry: boolean }> {
     const id = ctx.params.id;
-    const rows = isUuid(id)
-      ? await ctx.state.em.execute(`select id, project_id, allow_reentry from workflows where project_id = ? and id = ?`, [
-          ctx.state.project!.id,
-          id.toLowerCase(),
-        ])
-      : [];
-    if (!rows.length) throw notFound('workflow', id);
-    return { id: rows[0].id, projectId: rows[0].project_id, allowReentry: rows[0].allow_reentry };
+    const automation = isUuid(id) ? await automationRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
+    if (!automation) throw notFound('workflow', id);
+    return { id: automation.id, projectId: automation.projectId, allowReentry: automation.allowReentry };
   }
 
   async function loadExecution(ctx: AppContext, automationId: string) {
@@ -102,14 +62,14 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
 
   router.post('/workflows/:id/executions', ...auth, async (ctx) => {
     const automation = await loadAutomation(ctx);
-    const body = parseBody(startBody, ctx.request.body);
+    const body = parseBody(startExecutionBody, ctx.request.body);
     const em = ctx.state.em;
     const contact = body.contactId
       ? await contactRepository.findById(em, automation.projectId, body.contactId.toLowerCase())
       : await contactRepository.findByEmail(em, automation.projectId, body.email!);
     if (!contact) throw notFound('contact', body.contactId ?? body.email);
-    const [trigger] = await em.execute(`select id from workflow_steps where workflow_id = ? and type = 'TRIGGER'`, [automation.id]);
-    if (!trigger) throw validationFailed([{ field: '(workflow)', message: 'The workflow has no TRIGGER step to start from', code: 'custom' }]);
+    if (!(await automationRepository.hasTriggerStep(em, automation.id)))
+      throw validationFailed([{ field: '(workflow)', message: 'The workflow has no TRIGGER step to start from', code: 'custom' }]);
     const execution = await executionRepository.createManual(em, {
       projectId: automation.projectId,
       automationId: automation.id,
@@ -124,10 +84,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
       await startWorkflow(deps.temporal, 'workflowExecutionWorkflow', executionStartOptions(execution, deps.temporal.taskQueue));
     } catch (err) {
       deps.logger.error({ ...workflowStartLogFields(err), executionId: execution.id }, 'could not start an execution; withdrawn');
-      await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [
-        execution.id,
-        execution.id,
-      ]);
+      await executionRepository.withdrawUnstarted(em, execution.id);
       throw workflowStartApiError(err, 'The execution could not be started; nothing was done. Try again shortly.');
     }
     ctx.status = 201;
@@ -136,7 +93,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
 
   router.get('/workflows/:id/executions', ...auth, async (ctx) => {
     const automation = await loadAutomation(ctx);
-    const q = parseQuery(listQuery, ctx.query);
+    const q = parseQuery(executionListQuery, ctx.query);
     const { executions, total } = await executionRepository.list(ctx.state.em, automation.projectId, automation.id, q);
     ctx.body = { data: executions.map((e) => serializeExecution(e)), page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) };
   });

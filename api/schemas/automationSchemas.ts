@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { emailAddress } from '../http/validation';
-import { enumOf, offsetListQuery, optional, singleLine, text } from './messageContentFields';
+import { enumOf, MAX_PAGE, MAX_PAGE_SIZE, offsetListQuery, optional, singleLine, text } from './messageContentFields';
+import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from './contactSchemas';
 import { RESERVED_DATA_KEYS } from '../../services/contacts/contactDataRules';
 import { conditionTreeIssues, type Operator } from '../../db/conditions/conditionTree';
@@ -393,4 +394,38 @@ export const createTransitionBody = z.object({
 
 export const deleteStepQuery = z.object({
   splice: z.enum(['true', 'false'], { errorMap: () => ({ message: 'splice must be true or false' }) }).default('false'),
+});
+
+/**
+ * POST /workflows/:id/executions: one of `contactId` (uuid) or `email` (an existing contact of the
+ * project), and an optional `context` object (the data the steps see as the trigger event's; the
+ * contact data limits apply).
+ */
+export const startExecutionBody = z
+  .object({
+    contactId: z.string({ invalid_type_error: 'contactId must be a string' }).uuid('contactId must be a uuid').optional(),
+    email: emailAddress.optional(),
+    context: contactData.optional(),
+  })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.contactId === undefined) === (body.email === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['contactId'], message: 'Give exactly one of contactId or email' });
+    }
+  });
+
+export const executionListQuery = z.object({
+  status: enumOf('status', EXECUTION_STATUSES).optional(),
+  page: z.coerce
+    .number({ invalid_type_error: 'page must be an integer' })
+    .int('page must be an integer')
+    .min(1, 'page must be at least 1')
+    .max(MAX_PAGE)
+    .default(1),
+  pageSize: z.coerce
+    .number({ invalid_type_error: 'pageSize must be an integer' })
+    .int('pageSize must be an integer')
+    .min(1, 'pageSize must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
 });

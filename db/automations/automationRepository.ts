@@ -190,6 +190,12 @@ export const automationRepository = {
     return rows.length ? toAutomation(rows[0]) : null;
   },
 
+  /** Whether the automation has its TRIGGER step, where a started execution begins. */
+  async hasTriggerStep(em: EntityManager, automationId: string): Promise<boolean> {
+    const rows = await em.execute(`select 1 from workflow_steps where workflow_id = ? and type = 'TRIGGER' limit 1`, [automationId]);
+    return rows.length > 0;
+  },
+
   /**
    * The workflow row locked until the transaction ends: every edit of a definition takes it first,
    * so that two edits never each pass the graph check and together break the graph.

@@ -293,6 +293,14 @@ export const executionRepository = {
   },
 
   /** An execution started by hand. Null when the workflow allows no re-entry and the contact entered before. */
+  /** Deletes an execution whose workflow could not be started, unless a step of it ran after all. */
+  async withdrawUnstarted(em: EntityManager, executionId: string): Promise<void> {
+    await em.execute(`delete from workflow_executions where id = ? and not exists (select 1 from workflow_execution_steps where execution_id = ?)`, [
+      executionId,
+      executionId,
+    ]);
+  },
+
   async createManual(
     em: EntityManager,
     input: { projectId: string; automationId: string; contactId: string; context: Record<string, unknown>; allowReentry: boolean },
