@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, conflict, notFound, plainBadRequest } from '../../lib/errors';
-import { emailAddress, isUuid, parseBody, parseQuery } from '../http/validation';
+import { isUuid, parseBody, parseQuery } from '../http/validation';
+import { emailAddress } from '../schemas/commonFields';
 import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';

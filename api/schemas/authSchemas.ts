@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress } from '../http/validation';
+import { emailAddress } from './commonFields';
 import { MAX_PASSWORD_BYTES } from '../../lib/passwords';
 
 const password = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress } from '../http/validation';
+import { emailAddress } from './commonFields';
 import { enumOf, MAX_PAGE, MAX_PAGE_SIZE, offsetListQuery, optional, singleLine, text } from './messageContentFields';
 import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from './contactSchemas';

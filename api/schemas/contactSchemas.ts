@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageLimit } from './paging';
 import { dataProblem } from '../../services/contacts/contactDataRules';
-import { emailAddress } from '../http/validation';
+import { emailAddress } from './commonFields';
 
 /** `data` as sent on contact writes, track and send: an object within the limits of contract section 5. */
 export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {

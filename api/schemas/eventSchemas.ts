@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageLimit } from './paging';
-import { emailAddress } from '../http/validation';
+import { emailAddress } from './commonFields';
 import { contactData, eventName, subscribedFlag } from './contactSchemas';
 
 export const eventListQuery = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress, singleLineString } from '../http/validation';
+import { emailAddress, singleLineString } from './commonFields';
 import { memberRoles } from '../../db/entities/projectMember';
 
 const memberRole = z.enum(memberRoles);

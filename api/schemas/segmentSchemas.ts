@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageLimit } from './paging';
-import { emailAddress, singleLineString } from '../http/validation';
+import { emailAddress, singleLineString } from './commonFields';
 
 const description = z.string({ invalid_type_error: 'description must be a string' }).max(500).nullable().optional();
 

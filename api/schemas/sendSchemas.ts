@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress } from '../http/validation';
+import { emailAddress } from './commonFields';
 import { contactData, subscribedFlag } from './contactSchemas';
 
 /** Recipients one POST /v1/send may carry; each gets its own contact, rendering and email record. */
