@@ -6,7 +6,8 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { validateConditionTree, type ConditionTree } from '../../db/conditions';
 import { segmentRepository, type SegmentRow } from '../../db/segments/segmentRepository';
 import { serializeSegment } from '../presenters/segmentPresenter';
-import { contactRepository, serializeContact } from '../../db/contacts/contactRepository';
+import { contactRepository } from '../../db/contacts/contactRepository';
+import { serializeContact } from '../../services/contacts/contactShape';
 import { createSegmentBody, patchSegmentBody, addSegmentMembersBody, removeSegmentMembersBody, segmentPageQuery } from '../schemas/segmentSchemas';
 
 const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);

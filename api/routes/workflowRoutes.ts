@@ -16,15 +16,8 @@ import {
   automationListQuery,
   AUTOMATION_LIMITS,
 } from '../schemas/automationSchemas';
-import {
-  serializeStep,
-  serializeTransition,
-  serializeAutomation,
-  serializeAutomationSummary,
-  automationRepository,
-  type StepRow,
-  type AutomationRow,
-} from '../../db/automations/automationRepository';
+import { automationRepository, type StepRow, type AutomationRow } from '../../db/automations/automationRepository';
+import { serializeStep, serializeTransition, serializeAutomation, serializeAutomationSummary } from '../presenters/automationPresenter';
 import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../services/automation/automationGraph';
 import { contactFields } from '../../db/contacts/contactFields';
 import { eventRepository } from '../../db/events/eventRepository';

@@ -170,40 +170,6 @@ const historyParams = (executionId: string, rows: HistoryRow[]) => [
   ),
 ];
 
-/** The execution of contract section 12, with its step history when given. */
-export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]) {
-  return {
-    id: execution.id,
-    workflowId: execution.automationId,
-    contactId: execution.contactId,
-    status: execution.status,
-    currentStepId: execution.currentStepId,
-    context: execution.context,
-    exitReason: execution.exitReason,
-    error: execution.error,
-    triggerEventId: execution.triggerEventId,
-    waitingForEvent: execution.waitingForEvent,
-    waitUntil: execution.waitUntil,
-    ...(steps
-      ? {
-          steps: steps.map((s) => ({
-            sequence: s.sequence,
-            stepId: s.stepId,
-            type: s.stepType,
-            status: s.status,
-            startedAt: s.startedAt,
-            completedAt: s.completedAt,
-            output: s.output,
-            error: s.error,
-          })),
-        }
-      : {}),
-    startedAt: execution.startedAt,
-    completedAt: execution.completedAt,
-    updatedAt: execution.updatedAt,
-  };
-}
-
 const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
 
 /**

@@ -55,18 +55,6 @@ export function toContact(row: Record<string, any>): ContactRow {
   };
 }
 
-/** The API shape of a contact. */
-export function serializeContact(contact: ContactRow) {
-  return {
-    id: contact.id,
-    email: contact.email,
-    subscribed: contact.subscribed,
-    data: contact.data,
-    createdAt: contact.createdAt,
-    updatedAt: contact.updatedAt,
-  };
-}
-
 /**
  * Later rows for the same email fold into the first (their data changes apply after it), since
  * one INSERT ... ON CONFLICT statement may touch a row only once.

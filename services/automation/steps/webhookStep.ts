@@ -4,7 +4,8 @@ import { dnsResolverFromConfig, type DnsResolver } from '../../../lib/dns/dnsRes
 import { sendWebhook, WebhookError } from '../../../lib/webhooks/webhookRequest';
 import { compileTemplate } from '../../../mail/rendering/templateCompiler';
 import { templateVariables } from '../../sending/templateVariables';
-import { serializeContact, type ContactRow } from '../../../db/contacts/contactRepository';
+import { type ContactRow } from '../../../db/contacts/contactRepository';
+import { serializeContact } from '../../contacts/contactShape';
 import type { DefinitionStep, ExecutionRow } from '../../../db/automations/executionRepository';
 import { StepConfigError, WEBHOOK_METHODS, type WebhookMethod } from '../stepConfigs';
 import { webhookSecretRepository } from '../../../db/repositories/webhookSecretRepository';

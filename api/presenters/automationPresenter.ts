@@ -1,0 +1,41 @@
+import type { AutomationDefinition, AutomationRow, StepRow, TransitionRow } from '../../db/automations/automationRepository';
+
+/** The API shape of a step (contract section 12). */
+export function serializeStep(step: StepRow) {
+  return {
+    id: step.id,
+    type: step.type,
+    name: step.name,
+    position: { x: step.positionX, y: step.positionY },
+    config: step.config,
+    templateId: step.templateId,
+    createdAt: step.createdAt,
+    updatedAt: step.updatedAt,
+  };
+}
+
+/** The API shape of a transition (contract section 12); labels the source kind does not use are null. */
+export function serializeTransition(t: TransitionRow) {
+  return { id: t.id, fromStepId: t.fromStepId, toStepId: t.toStepId, branch: t.branch, waitOutcome: t.waitOutcome, createdAt: t.createdAt };
+}
+
+/** The workflow record without its graph (lists), as the contract's workflow shape names its fields. */
+export function serializeAutomationSummary(w: AutomationRow) {
+  return {
+    id: w.id,
+    name: w.name,
+    description: w.description,
+    triggerType: w.triggerType,
+    triggerConfig: { eventName: w.triggerEventName },
+    enabled: w.enabled,
+    allowReentry: w.allowReentry,
+    firstExecutionAt: w.firstExecutionAt,
+    projectId: w.projectId,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt,
+  };
+}
+
+export function serializeAutomation(d: AutomationDefinition) {
+  return { ...serializeAutomationSummary(d.automation), steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition) };
+}
