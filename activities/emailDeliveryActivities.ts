@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { emailRepository } from '../db/emails/emailRepository';
+import { findUndeliveredGroups } from '../services/sending/undeliveredEmails';
 import { deliverRecordedEmails, type DeliveryAttemptResult } from '../services/sending/recordedEmailDelivery';
 
 export type { DeliveryAttemptResult };
@@ -28,7 +29,7 @@ export function createEmailDeliveryActivities({ config, orm, mail, logger, event
 
     /** Accepted emails no delivery has touched, grouped by the workflow that should own them (see emailDeliverySweepWorkflow). */
     async findUndeliveredEmails(input: { olderThanSeconds: number; limit: number }) {
-      const groups = await emailRepository.findUnattempted(orm.em.fork(), input.olderThanSeconds, input.limit);
+      const groups = await findUndeliveredGroups(orm.em.fork(), input.olderThanSeconds, input.limit);
       if (groups.length)
         logger.warn(
           { workflows: groups.length, emails: groups.reduce((n, g) => n + g.emailIds.length, 0) },

@@ -314,15 +314,15 @@ export const emailRepository = {
   },
 
   /**
-   * Accepted emails no delivery has touched within `olderThanSeconds`, grouped by the delivery
-   * workflow that should own them: what an API process that died between recording and
-   * scheduling leaves behind.
+   * Accepted emails no delivery has touched within `olderThanSeconds`, oldest first, with the
+   * delivery workflow recorded for them (null when none was): what an API process that died
+   * between recording and scheduling leaves behind.
    */
   async findUnattempted(
     em: EntityManager,
     olderThanSeconds: number,
     limit: number,
-  ): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
+  ): Promise<Array<{ id: string; projectId: string; deliveryWorkflowId: string | null }>> {
     const rows = await em.execute(
       `select id, project_id, delivery_workflow_id from emails
        -- A campaign's emails belong to its own durable workflow, which a cancel may stop on purpose.
@@ -330,13 +330,10 @@ export const emailRepository = {
        order by created_at limit ?`,
       [olderThanSeconds, limit],
     );
-    const groups = new Map<string, { projectId: string; workflowId: string; emailIds: string[] }>();
-    for (const r of rows as any[]) {
-      const workflowId = r.delivery_workflow_id ?? `send-${r.id}`;
-      const group = groups.get(workflowId) ?? { projectId: r.project_id as string, workflowId, emailIds: [] as string[] };
-      group.emailIds.push(r.id);
-      groups.set(workflowId, group);
-    }
-    return [...groups.values()];
+    return (rows as any[]).map((r) => ({
+      id: r.id as string,
+      projectId: r.project_id as string,
+      deliveryWorkflowId: (r.delivery_workflow_id as string | null) ?? null,
+    }));
   },
 };

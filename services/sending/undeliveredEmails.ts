@@ -1,0 +1,23 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { emailRepository } from '../../db/emails/emailRepository';
+import { deliveryWorkflowIds } from '../../temporal/deliveryWorkflowStart';
+
+/**
+ * Accepted emails no delivery has touched within `olderThanSeconds`, grouped by the delivery
+ * workflow that should own them (the one recorded, else the email's own `send-<id>`), for the
+ * delivery sweep to start under the id the API would have used.
+ */
+export async function findUndeliveredGroups(
+  em: EntityManager,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<Array<{ projectId: string; workflowId: string; emailIds: string[] }>> {
+  const groups = new Map<string, { projectId: string; workflowId: string; emailIds: string[] }>();
+  for (const email of await emailRepository.findUnattempted(em, olderThanSeconds, limit)) {
+    const workflowId = email.deliveryWorkflowId ?? deliveryWorkflowIds.single(email.id);
+    const group = groups.get(workflowId) ?? { projectId: email.projectId, workflowId, emailIds: [] };
+    group.emailIds.push(email.id);
+    groups.set(workflowId, group);
+  }
+  return [...groups.values()];
+}
