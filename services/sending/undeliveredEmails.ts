@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository } from '../../db/emails/emailRepository';
-import { deliveryWorkflowIds } from '../../temporal/deliveryWorkflowStart';
+import { deliveryWorkflowIds } from '../../temporal/deliveryWorkflowIds';
 
 /**
  * Accepted emails no delivery has touched within `olderThanSeconds`, grouped by the delivery

@@ -1,0 +1,16 @@
+/**
+ * The ids of delivery and campaign workflows (contract 14), on their own: they import nothing, so
+ * any layer (the delivery sweep's grouping, the workflows, the start options) can name them.
+ */
+/** The campaign's one workflow (contract section 14): a retried start never runs it twice; it delivers the campaign's emails itself. */
+export const campaignWorkflowId = (campaignId: string): string => `campaign-${campaignId}`;
+
+/** The delivery workflow ids (contract 14). */
+export const deliveryWorkflowIds = {
+  /** One email's own delivery: `send-<emailId>`. */
+  single: (emailId: string): string => `send-${emailId}`,
+  /** A batch's delivery, named after its first email: `deliver-<first emailId>`. */
+  batch: (emailIds: string[]): string => `deliver-${emailIds[0]}`,
+  /** `send-<emailId>` for one email, `deliver-<first emailId>` for more (what /v1/send schedules). */
+  forEmails: (emailIds: string[]): string => (emailIds.length === 1 ? deliveryWorkflowIds.single(emailIds[0]) : deliveryWorkflowIds.batch(emailIds)),
+};
