@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emailAddress } from './commonFields';
-import { enumOf, MAX_PAGE, MAX_PAGE_SIZE, offsetListQuery, optional, singleLine, text } from './messageContentFields';
+import { enumOf, offsetListQuery, offsetPageFields, optional, singleLine, text } from './messageContentFields';
 import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from './contactSchemas';
 import { RESERVED_DATA_KEYS } from '../../services/contacts/contactDataRules';
@@ -416,16 +416,5 @@ export const startExecutionBody = z
 
 export const executionListQuery = z.object({
   status: enumOf('status', EXECUTION_STATUSES).optional(),
-  page: z.coerce
-    .number({ invalid_type_error: 'page must be an integer' })
-    .int('page must be an integer')
-    .min(1, 'page must be at least 1')
-    .max(MAX_PAGE)
-    .default(1),
-  pageSize: z.coerce
-    .number({ invalid_type_error: 'pageSize must be an integer' })
-    .int('pageSize must be an integer')
-    .min(1, 'pageSize must be at least 1')
-    .default(20)
-    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+  ...offsetPageFields,
 });

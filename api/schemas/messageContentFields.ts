@@ -88,20 +88,25 @@ export function messageContentFields<T extends readonly [string, ...string[]]>(t
  * (clamped to MAX_PAGE_SIZE), `search`, and `sort` / `dir`, whose unrecognised values fall back to
  * the defaults (specification). Each list adds its own filter.
  */
+/** `page` (1..MAX_PAGE) and `pageSize` (clamped to MAX_PAGE_SIZE) of every offset-paginated list. */
+export const offsetPageFields = {
+  page: z.coerce
+    .number({ invalid_type_error: 'page must be an integer' })
+    .int('page must be an integer')
+    .min(1, 'page must be at least 1')
+    .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
+    .default(1),
+  pageSize: z.coerce
+    .number({ invalid_type_error: 'pageSize must be an integer' })
+    .int('pageSize must be an integer')
+    .min(1, 'pageSize must be at least 1')
+    .default(20)
+    .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+};
+
 export function offsetListQuery<S extends readonly ['name', 'createdAt', 'updatedAt']>(sorts: S) {
   return {
-    page: z.coerce
-      .number({ invalid_type_error: 'page must be an integer' })
-      .int('page must be an integer')
-      .min(1, 'page must be at least 1')
-      .max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)
-      .default(1),
-    pageSize: z.coerce
-      .number({ invalid_type_error: 'pageSize must be an integer' })
-      .int('pageSize must be an integer')
-      .min(1, 'pageSize must be at least 1')
-      .default(20)
-      .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+    ...offsetPageFields,
     search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
     sort: z.enum(sorts).catch('createdAt').default('createdAt'),
     dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
