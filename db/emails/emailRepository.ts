@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { usageCaps } from '../billing/usageCaps';
+import { executeBound } from '../sql/boundStatement';
 
 export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
 import type { EmailSource, EmailType, EmailStatus } from './emailKinds';
@@ -118,7 +119,9 @@ export const emailRepository = {
     options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean } = {},
   ): Promise<string[]> {
     if (!emails.length) return [];
-    const inserted = await em.execute(
+    // Bound, not quoted into the SQL: the rows carry every email's HTML and text.
+    const inserted = await executeBound<{ id: string }>(
+      em,
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
          from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
          message_id, delivery_workflow_id)
@@ -160,7 +163,7 @@ export const emailRepository = {
         ),
       ],
     );
-    return inserted.map((r: any) => r.id as string);
+    return inserted.map((r) => r.id);
   },
 
   /** Takes back emails whose delivery could not be scheduled (the request then fails as a whole). */
