@@ -1,23 +1,10 @@
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
 import { deliveryTaskQueue, importTaskQueue } from '../temporal/taskQueues';
 import { temporalConnectionOptions } from '../temporal/connectionOptions';
-
-const workflowsPath = require.resolve('../workflows');
-const workflowInterceptorsPath = require.resolve('../workflows/interceptors');
-
-/**
- * Bundles the workflow code once. The worker process bundles at start; tests bundle once per
- * run (`MAILROOM_WORKFLOW_BUNDLE`) and reuse it across the many workers they create.
- */
-export async function buildWorkflowBundle(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [workflowInterceptorsPath], logger: quietBundlerLogger });
-}
-
-const noop = () => undefined;
-const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
+import { workflowBundleFile } from './workflowBundle';
 
 export interface CreateWorkerOptions extends ActivityDeps {
   connection?: NativeConnection;
@@ -43,19 +30,25 @@ export interface MailroomWorkers {
 export async function createWorker(options: CreateWorkerOptions): Promise<MailroomWorkers> {
   const { config } = options;
   const connection = options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
-  // Bundled once for both workers that run workflows: each bundling on its own costs its time and
-  // leaves webpack's memory behind twice.
-  const bundle =
-    options.workflowBundle ?? (process.env.MAILROOM_WORKFLOW_BUNDLE ? { codePath: process.env.MAILROOM_WORKFLOW_BUNDLE } : await buildWorkflowBundle());
+  const bundleFile = options.workflowBundle ? undefined : await workflowBundleFile();
+  try {
+    return await createWorkers(options, connection, options.workflowBundle ?? { codePath: bundleFile!.codePath });
+  } finally {
+    // The workers have read the bundle (or failed to start).
+    bundleFile?.dispose();
+  }
+}
+
+async function createWorkers(options: CreateWorkerOptions, connection: NativeConnection, bundle: WorkflowBundleOption): Promise<MailroomWorkers> {
+  const { config } = options;
   const activities = createActivities(options);
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.temporalTaskQueue,
-    ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
+    workflowBundle: bundle,
     activities,
     interceptors: {
-      ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),
       activity: [activityFailureLogging(options.logger)],
     },
     // Sized for a 2-core machine; the SDK defaults are for development.
@@ -78,13 +71,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
     connection,
     namespace: config.temporalNamespace,
     taskQueue: deliveryTaskQueue(config.temporalTaskQueue),
-    ...(bundle ? { workflowBundle: bundle } : { workflowsPath }),
+    workflowBundle: bundle,
     activities: {
       deliverEmails: activities.deliverEmails.bind(activities),
       failUndeliveredEmails: activities.failUndeliveredEmails.bind(activities),
     },
     interceptors: {
-      ...(bundle ? {} : { workflowModules: [workflowInterceptorsPath] }),
       activity: [activityFailureLogging(options.logger)],
     },
     maxConcurrentActivityTaskExecutions: 20,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../../launcher/embeddedPostgres';
 import { startTemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
-import { buildWorkflowBundle } from '../../worker/createWorker';
+import { buildWorkflowBundle } from '../../worker/workflowBundle';
 import { startTemporalCluster } from '../../launcher/temporalTestCluster';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
