@@ -55,7 +55,7 @@ describe("a campaign's temporary failures", () => {
         const runs = await listRuns(stack.temporal, `CampaignId = "${campaignId}" AND WorkflowType = "emailDeliveryWorkflow"`);
         if (runs.length < 3) throw new Error(`${runs.length} retry workflows visible`);
         return runs;
-      }, 60_000);
+      }, 30_000);
       expect(retries).toHaveLength(3);
     } finally {
       smtp.refuseAll(false);
@@ -66,7 +66,7 @@ describe("a campaign's temporary failures", () => {
         campaignId,
       ]);
       if (row.sent !== 120) throw new Error(`${row.sent}/${row.total} SENT`);
-    }, 90_000);
+    }, 30_000);
     // The campaign's run and its three retry workflows have closed: nothing more is sent.
     await runsClosed(stack.temporal, `CampaignId = "${campaignId}"`, { atLeast: 4 });
     expect(recipients.filter((to) => smtp.messages.filter((m) => m.envelopeTo.includes(to)).length !== 1)).toEqual([]);
