@@ -7,6 +7,8 @@ import { deliverySweepScheduleId } from '../../worker/schedules';
 import { listRuns, projectDeliveriesClosed, triggerScheduleRun, workflowsClosed } from '../support/temporalRuns';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { MAX_RECIPIENTS_PER_SEND } from '../../api/schemas/sendSchemas';
+import { loadConfig } from '../../lib/config';
+import { MAX_EMAILS_PER_DELIVERY } from '../../temporal/deliveryChunks';
 
 /**
  * A delivery round larger than one delivery workflow's EmailIds search attribute can name (53 or
@@ -51,6 +53,15 @@ async function everySent(projectId: string, count: number): Promise<void> {
     if (row.n !== count) throw new Error(`${row.n} of ${count} SENT`);
   }, 30_000);
 }
+
+describe('DELIVERY_BATCH_MAX', () => {
+  it('defaults to, and is refused at start above, the most emails one delivery workflow can name', () => {
+    const base = { SECRET: 'x'.repeat(32), DATA_DIR: stack.config.dataDir };
+    expect(loadConfig(base).deliveryBatchMax).toBe(MAX_EMAILS_PER_DELIVERY);
+    expect(loadConfig({ ...base, DELIVERY_BATCH_MAX: String(MAX_EMAILS_PER_DELIVERY) }).deliveryBatchMax).toBe(MAX_EMAILS_PER_DELIVERY);
+    expect(() => loadConfig({ ...base, DELIVERY_BATCH_MAX: String(MAX_EMAILS_PER_DELIVERY + 1) })).toThrow(/DELIVERY_BATCH_MAX.*at most 50 emails/);
+  });
+});
 
 describe('a /v1/send round of more emails than one delivery workflow can name', () => {
   it(`one send to ${MAX_RECIPIENTS_PER_SEND} recipients: accepted, every email delivered once, and each found by EmailIds = "<id>" in its own workflow`, async () => {
