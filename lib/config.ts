@@ -73,7 +73,14 @@ const envSchema = z.object({
     .min(0)
     .max(30 * 1024 * 1024)
     .default(10 * 1024 * 1024),
-  DELIVERY_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(100),
+  // At most MAX_EMAILS_PER_DELIVERY (temporal/deliveryWorkflowStart.ts, which lib/ may not import):
+  // a workflow's EmailIds search attribute names every email it carries, and 50 ids is what fits.
+  DELIVERY_BATCH_MAX: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50, 'a delivery workflow carries at most 50 emails (its EmailIds search attribute must fit in 2 KB)')
+    .default(50),
   DELIVERY_RETRY_DELAYS: z
     .string()
     .default('1m,5m,15m,1h,3h,6h,12h,24h,24h')

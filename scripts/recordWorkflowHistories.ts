@@ -264,6 +264,26 @@ async function main() {
     await stack.http.post(`/campaigns/${atCap}/send`, {}, { key: sender.project.secretKey });
     await save('campaignSendWorkflow-stopped-at-cap', `campaign-${atCap}`);
 
+    // A campaign whose 60 emails the relay refuses for now: its retries start in two delivery
+    // workflows (50 and 10), each naming all its emails in EmailIds (patch campaign-retries-in-chunks).
+    const retrying = await projectWithVerifiedDomain(stack, dns);
+    await stack.orm.em
+      .fork()
+      .execute(
+        `insert into contacts (project_id, email, subscribed, data) select ?, 'later' || g || '@example.org', true, '{}'::jsonb from generate_series(1, 60) g`,
+        [retrying.project.id],
+      );
+    const retried = await stack.http.post(
+      '/campaigns',
+      { name: 'Retried', subject: 'Hi', body: '<p>Hi</p>', from: `news@${retrying.domain}`, audienceType: 'ALL' },
+      { key: retrying.project.secretKey },
+    );
+    if (retried.status !== 201) throw new Error(`campaign creation answered ${retried.status}: ${retried.text}`);
+    smtp.refuseAll(true);
+    await stack.http.post(`/campaigns/${retried.body.data.id}/send`, {}, { key: retrying.project.secretKey });
+    await save('campaignSendWorkflow-retried-in-chunks', `campaign-${retried.body.data.id}`);
+    smtp.refuseAll(false);
+
     // The hourly usage report: a subscribed project's usage reported after one failed attempt.
     const checkout = await stack.http.post(`/users/@me/projects/${sender.project.id}/checkout`, {}, { cookie: sender.account.cookie });
     if (checkout.status !== 200) throw new Error(`checkout answered ${checkout.status}: ${checkout.text}`);

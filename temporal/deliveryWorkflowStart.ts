@@ -9,7 +9,10 @@ import type { EmailDeliveryInput } from '../workflows/emailDeliveryWorkflow';
 import { deliveryTaskQueue } from './taskQueues';
 import { CampaignIdSearchAttribute, ContactIdSearchAttribute, EmailIdsSearchAttribute, ProjectIdSearchAttribute } from './searchAttributes';
 
+import { MAX_EMAILS_PER_DELIVERY, SEARCH_ATTRIBUTE_VALUE_MAX_BYTES } from './deliveryChunks';
+
 export { campaignWorkflowId, deliveryWorkflowIds } from './deliveryWorkflowIds';
+export { MAX_EMAILS_PER_DELIVERY, deliveryChunks } from './deliveryChunks';
 
 export interface DeliveryWorkflowStartInput {
   /** The starter's (main) task queue; delivery runs on its delivery queue. */
@@ -36,6 +39,16 @@ export interface DeliveryWorkflowStart {
  * id reuse). Search attributes in a fixed order: ProjectId, CampaignId, ContactId, EmailIds.
  */
 export function deliveryWorkflowStart(input: DeliveryWorkflowStartInput): DeliveryWorkflowStart {
+  // A caller that did not cut its emails (deliveryChunks) learns it here, not from Temporal's
+  // refusal after the emails were recorded. The test is the size itself (ids are ASCII), not
+  // MAX_EMAILS_PER_DELIVERY: runs recorded before the cut replay their 51- and 52-id starts.
+  const emailIdsBytes = JSON.stringify(input.emailIds).length;
+  if (emailIdsBytes > SEARCH_ATTRIBUTE_VALUE_MAX_BYTES) {
+    throw new Error(
+      `${input.emailIds.length} email ids (${emailIdsBytes} bytes) pass the ${SEARCH_ATTRIBUTE_VALUE_MAX_BYTES}-byte search attribute limit: ` +
+        `a delivery workflow carries at most ${MAX_EMAILS_PER_DELIVERY} emails (deliveryChunks)`,
+    );
+  }
   return {
     workflowId: input.workflowId,
     taskQueue: deliveryTaskQueue(input.taskQueue),
@@ -44,8 +57,7 @@ export function deliveryWorkflowStart(input: DeliveryWorkflowStartInput): Delive
       { key: ProjectIdSearchAttribute, value: input.projectId },
       ...(input.campaignId ? [{ key: CampaignIdSearchAttribute, value: input.campaignId }] : []),
       ...(input.contactId ? [{ key: ContactIdSearchAttribute, value: input.contactId }] : []),
-      // Every email id of the workflow, however many: a large batch can pass the size Temporal
-      // allows search attributes (a later issue); that is to be fixed here, for every starter.
+      // Every email id of the workflow: at most MAX_EMAILS_PER_DELIVERY, so the value always fits.
       { key: EmailIdsSearchAttribute, value: input.emailIds },
     ],
   };

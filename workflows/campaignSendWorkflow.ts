@@ -4,6 +4,7 @@ import {
   continueAsNew,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -12,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { CampaignActivities, CampaignBatchResult } from '../activities/campaignActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
-import { deliveryWorkflowIds, deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
+import { MAX_EMAILS_PER_DELIVERY, deliveryChunks, deliveryWorkflowIds, deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 
 const { loadCampaignForSend, beginCampaignSend, fixCampaignAudience, finishCampaignSend, cancelCampaignSend, planCampaignBatches, stopCampaignAtCap } =
   proxyActivities<CampaignActivities>({
@@ -198,17 +199,29 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
   }
 }
 
-/** Temporarily failed campaign emails get the transactional delivery's retries, in a workflow of their own. */
+/**
+ * Runs recorded before this started one delivery workflow for a batch's retries, however many;
+ * newer ones start one per MAX_EMAILS_PER_DELIVERY emails, so each names all its emails in EmailIds.
+ */
+const CHUNKED_RETRIES_PATCH = 'campaign-retries-in-chunks';
+
+/** Temporarily failed campaign emails get the transactional delivery's retries, in delivery workflows of their own. */
 async function retryLater(projectId: string, campaignId: string, emailIds: string[], retryDelaysSeconds: number[]): Promise<void> {
-  await startChild(emailDeliveryWorkflow, {
-    ...deliveryWorkflowStart({
-      taskQueue: workflowInfo().taskQueue,
-      workflowId: deliveryWorkflowIds.batch(emailIds),
-      projectId,
-      emailIds,
-      retryDelaysSeconds,
-      campaignId,
-    }),
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-  });
+  // Only a retry list longer than one workflow's asks (and records the marker): shorter ones start the same as before.
+  const chunks = emailIds.length > MAX_EMAILS_PER_DELIVERY && patched(CHUNKED_RETRIES_PATCH) ? deliveryChunks(emailIds) : [emailIds];
+  await Promise.all(
+    chunks.map((chunk) =>
+      startChild(emailDeliveryWorkflow, {
+        ...deliveryWorkflowStart({
+          taskQueue: workflowInfo().taskQueue,
+          workflowId: deliveryWorkflowIds.batch(chunk),
+          projectId,
+          emailIds: chunk,
+          retryDelaysSeconds,
+          campaignId,
+        }),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      }),
+    ),
+  );
 }

@@ -187,7 +187,10 @@ export async function workflowExecutionWorkflow(input: AutomationExecutionInput)
     return event ? { outcome: 'EVENT', event } : { outcome: 'TIMEOUT' };
   }
 
-  /** Mail SEND_EMAIL steps could not hand over yet gets the transactional delivery's retries. */
+  /**
+   * Mail SEND_EMAIL steps could not hand over yet gets the transactional delivery's retries: one
+   * email a step, from one activity's steps (STEPS_PER_ACTIVITY, 25), so within MAX_EMAILS_PER_DELIVERY.
+   */
   async function deliverLater(retry: SendRetry): Promise<void> {
     try {
       await startChild(emailDeliveryWorkflow, {

@@ -166,15 +166,25 @@ export const emailRepository = {
     return inserted.map((r) => r.id);
   },
 
-  /** Takes back emails whose delivery could not be scheduled (the request then fails as a whole). */
-  async withdrawUnattempted(em: EntityManager, ids: string[]): Promise<void> {
-    if (!ids.length) return;
-    await em.execute(
-      `with withdrawn as (delete from emails where id = any(?::uuid[]) and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
-       released as (${usageCaps.releaseSql('withdrawn')})
-       select 1`,
+  /**
+   * Takes back one request's emails whose delivery could not be scheduled, all or none: only when
+   * no delivery has claimed any of them (each still QUEUED, or SUPPRESSED, and never attempted).
+   * The rows are locked first, so a delivery claiming them meanwhile either waits and finds them
+   * gone, or claimed them before and the request's mail is left to be sent. Gives their counts
+   * back. True when the emails are gone (nothing of the request will be sent).
+   */
+  async withdrawUntouched(em: EntityManager, ids: string[]): Promise<boolean> {
+    if (!ids.length) return true;
+    const [row] = await em.execute(
+      `with request as (select id, status, attempts from emails where id = any(?::uuid[]) for update),
+       untouched as (select not exists (select 1 from request where attempts > 0 or status not in ('QUEUED', 'SUPPRESSED')) as yes),
+       withdrawn as (delete from emails where id in (select id from request) and (select yes from untouched) returning project_id, source, status, created_at),
+       counted as (select * from withdrawn where status = 'QUEUED'),
+       released as (${usageCaps.releaseSql('counted')})
+       select (select yes from untouched) as withdrawn`,
       [`{${ids.join(',')}}`],
     );
+    return row.withdrawn === true;
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {

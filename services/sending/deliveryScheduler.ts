@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
-import { deliveryWorkflowIds, deliveryWorkflowStart } from '../../temporal/deliveryWorkflowStart';
+import { MAX_EMAILS_PER_DELIVERY, deliveryWorkflowIds, deliveryWorkflowStart } from '../../temporal/deliveryWorkflowStart';
 
 type AcceptedEmail = Omit<NewEmail, 'deliveryWorkflowId'>;
 
@@ -27,14 +27,17 @@ interface DeliveryBatch {
  * Records accepted emails and durably schedules their delivery before /v1/send answers
  * (contract sections 9 and 14). Sends arriving while earlier ones are being recorded wait and
  * are recorded together: one INSERT for all of them, then one delivery workflow per batch of up
- * to DELIVERY_BATCH_MAX emails of a project. A Temporal dev server on two cores starts on the
+ * to DELIVERY_BATCH_MAX (at most MAX_EMAILS_PER_DELIVERY) emails of a project. A Temporal dev server on two cores starts on the
  * order of a hundred workflows a second, so at 300 sends/s one workflow per email cannot keep
  * up, while batches form only under load: a lone send still gets its own `send-<emailId>`.
  *
  * A send is answered once its rows are committed and every workflow carrying them has started.
- * When a start fails, the send's emails are withdrawn and the send fails as a whole (503), so
- * the caller can retry without doubles. A process that dies between the commit and the start
- * leaves recorded mail that the delivery sweep (emailDeliverySweepWorkflow) starts later.
+ * When a start fails, each send with emails in that batch is settled all or nothing: withdrawn
+ * whole while no delivery has claimed any of its emails (then it fails, 503, and a retry sends
+ * no doubles), else left recorded and answered as accepted, because its mail will be sent: a
+ * start that timed out may have started after all, and what it did not deliver, or what a
+ * withdrawal that failed left, the delivery sweep (emailDeliverySweepWorkflow) starts later, as
+ * it does for a process that dies between the commit and the start.
  */
 export class DeliveryScheduler {
   private queue: PendingSend[] = [];
@@ -44,6 +47,11 @@ export class DeliveryScheduler {
     private readonly deps: { orm: Orm; temporal: TemporalHandle; logger: Logger; retryDelaysSeconds: number[] },
     private readonly options: { maxBatch: number; maxInFlight: number },
   ) {}
+
+  /** Emails per delivery workflow: DELIVERY_BATCH_MAX, never more than a workflow's search attributes can name. */
+  private get maxBatch(): number {
+    return Math.min(this.options.maxBatch, MAX_EMAILS_PER_DELIVERY);
+  }
 
   /** Resolves once the emails are recorded and their delivery scheduled. */
   record(projectId: string, emails: AcceptedEmail[]): Promise<void> {
@@ -58,7 +66,7 @@ export class DeliveryScheduler {
       // Up to a few batches' worth of sends per round: rows of a round share one INSERT.
       let taken = 0;
       let count = 0;
-      while (count < this.queue.length && (count === 0 || taken + this.queue[count].emails.length <= this.options.maxBatch * 4)) {
+      while (count < this.queue.length && (count === 0 || taken + this.queue[count].emails.length <= this.maxBatch * 4)) {
         taken += this.queue[count].emails.length;
         count++;
       }
@@ -86,7 +94,7 @@ export class DeliveryScheduler {
         }
         batch.emails.push(email);
         batch.sends.add(send);
-        if (batch.emails.length >= this.options.maxBatch) open.delete(send.projectId);
+        if (batch.emails.length >= this.maxBatch) open.delete(send.projectId);
       }
     }
     for (const batch of done) batch.workflowId = deliveryWorkflowIds.forEmails(batch.emails.map((e) => e.id));
@@ -134,17 +142,35 @@ export class DeliveryScheduler {
         }
       }),
     );
-    if (failedSends.size) {
-      const withdrawn = [...failedSends.keys()].flatMap((send) => send.emails.map((e) => e.id));
-      await emailRepository.withdrawUnattempted(this.deps.orm.em.fork(), withdrawn).catch((err) => {
-        // Left recorded: the delivery sweep sends them, although their request failed.
-        this.deps.logger.error({ err, emails: withdrawn.length }, 'could not withdraw emails whose delivery failed to start');
-      });
-    }
+    const withdrawn = new Set<PendingSend>();
+    await Promise.all([...failedSends.keys()].map(async (send) => (await this.withdraw(send)) && withdrawn.add(send)));
     for (const send of round) {
-      if (failedSends.has(send)) send.reject(failedSends.get(send));
+      if (withdrawn.has(send)) send.reject(failedSends.get(send));
       else send.resolve();
     }
+  }
+
+  /**
+   * Takes back a send whose delivery failed to start, whole: true when nothing of it will be sent.
+   * False (the send is answered as accepted) when a delivery already claimed one of its emails
+   * (a start that looked failed had started) or the withdrawal itself failed: its mail stays
+   * recorded and is sent, by that delivery or by the sweep.
+   */
+  private async withdraw(send: PendingSend): Promise<boolean> {
+    const emailIds = send.emails.map((e) => e.id);
+    try {
+      if (await emailRepository.withdrawUntouched(this.deps.orm.em.fork(), emailIds)) return true;
+      this.deps.logger.warn(
+        { projectId: send.projectId, emails: emailIds.length, firstEmailId: emailIds[0] },
+        "a delivery start failed, but a delivery had already claimed some of the send's emails: the send is accepted and its mail will be sent",
+      );
+    } catch (err) {
+      this.deps.logger.error(
+        { err, projectId: send.projectId, emails: emailIds.length, firstEmailId: emailIds[0] },
+        'a delivery start failed and its send could not be withdrawn: the send is accepted and the delivery sweep will send its mail',
+      );
+    }
+    return false;
   }
 
   private async start(batch: DeliveryBatch): Promise<void> {

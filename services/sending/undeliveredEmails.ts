@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository } from '../../db/emails/emailRepository';
 import { deliveryWorkflowIds } from '../../temporal/deliveryWorkflowIds';
+import { deliveryChunks } from '../../temporal/deliveryChunks';
 
 /**
  * Accepted emails no delivery has touched within `olderThanSeconds`, grouped by the delivery
  * workflow that should own them (the one recorded, else the email's own `send-<id>`), for the
- * delivery sweep to start under the id the API would have used.
+ * delivery sweep to start under the id the API would have used. A group larger than one
+ * workflow may carry (recorded before MAX_EMAILS_PER_DELIVERY, by a larger DELIVERY_BATCH_MAX)
+ * is cut: its first part keeps the recorded id, each further part is `deliver-<its first id>`.
  */
 export async function findUndeliveredGroups(
   em: EntityManager,
@@ -19,5 +22,7 @@ export async function findUndeliveredGroups(
     group.emailIds.push(email.id);
     groups.set(workflowId, group);
   }
-  return [...groups.values()];
+  return [...groups.values()].flatMap((group) =>
+    deliveryChunks(group.emailIds).map((emailIds, i) => ({ ...group, workflowId: i === 0 ? group.workflowId : deliveryWorkflowIds.batch(emailIds), emailIds })),
+  );
 }

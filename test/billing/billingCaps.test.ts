@@ -276,7 +276,7 @@ describe('the workflows cap (the service the automation SEND_EMAIL step records 
 
     // Mail withdrawn before any attempt (its delivery could not be scheduled) gives its count back.
     const [unattempted] = await sql(`select id from emails where project_id = ? and source = 'WORKFLOW' limit 1`, [project.id]);
-    await emailRepository.withdrawUnattempted(stack.orm.em.fork(), [unattempted.id]);
+    expect(await emailRepository.withdrawUntouched(stack.orm.em.fork(), [unattempted.id])).toBe(true);
     expect((await getLimits(account, project)).workflows.usage).toBe(1);
     await recordCountedEmails(stack.orm.em.fork(), [email()]);
     expect(await emailCount(project, 'WORKFLOW')).toBe(2);

@@ -69,9 +69,17 @@ export async function dropTestDatabase(url: string): Promise<void> {
  * Everything a test file talks to, for real: its own PostgreSQL database, the API on a loopback
  * port, and a worker on its own Temporal task queue.
  */
-export async function startTestStack(options: { env?: Record<string, string>; worker?: boolean } = {}): Promise<TestStack> {
+export async function startTestStack(
+  options: {
+    env?: Record<string, string>;
+    worker?: boolean;
+    /** Settings of the API alone (e.g. its TEMPORAL_ADDRESS through a proxy a test cuts), over `env`. */
+    apiEnv?: Record<string, string>;
+  } = {},
+): Promise<TestStack> {
   const databaseUrl = await createTestDatabase();
-  const config = loadConfig({ ...testEnv(options.env), DATABASE_URL: databaseUrl });
+  const env = { ...testEnv(options.env), DATABASE_URL: databaseUrl };
+  const config = loadConfig(env);
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger({
     level: config.logLevel,
@@ -82,7 +90,7 @@ export async function startTestStack(options: { env?: Record<string, string>; wo
 
   // One trigger point shared by the API and the worker, as listeners see every event in production.
   const eventTriggers = createEventTriggers(logger);
-  const api = await startApiServer(config, logger, { host: '127.0.0.1', eventTriggers });
+  const api = await startApiServer(options.apiEnv ? loadConfig({ ...env, ...options.apiEnv }) : config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
   // Campaigns get their own, larger pool of SMTP connections.
