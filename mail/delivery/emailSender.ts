@@ -16,7 +16,7 @@ export async function sendRecordedEmail(
   const mail: OutgoingMail = {
     projectId: email.projectId,
     from: email.fromName ? { name: email.fromName, address: email.fromAddress } : email.fromAddress,
-    to: [email.toName ? `${quoteDisplayName(email.toName)} <${email.toAddress}>` : email.toAddress],
+    to: [email.toName ? { name: email.toName, address: email.toAddress } : email.toAddress],
     replyTo: email.replyTo ?? undefined,
     subject: email.subject,
     html: email.html ?? undefined,
@@ -50,11 +50,6 @@ const SIGNED_HEADER_FIELDS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
   'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
   'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
-
-/** A display name as RFC 5322 wants it when it holds specials (nodemailer encodes non-ASCII). */
-function quoteDisplayName(name: string): string {
-  return /^[\p{L}\p{N} !#$%&'*+\-/=?^_`{|}~]+$/u.test(name) ? name : `"${name.replace(/["\\]/g, '\\$&')}"`;
-}
 
 /**
  * The id the relay gave the message, from its final reply: Amazon SES answers

@@ -7,78 +7,88 @@ import { CRLF, utf8Bytes } from './headerFields';
  */
 export type TransferEncoding = '7bit' | 'quoted-printable' | 'base64';
 
-const LINE_BREAK = /\r\n|\r|\n/;
-/** A text that 7bit carries as it is: printable ASCII and tabs (line breaks are split off first). */
-const SEVEN_BIT_LINE = /^[\t\x20-\x7e]*$/;
-/** Characters quoted-printable writes as they are (RFC 2045 6.7 (2)): printable ASCII but `=`, plus tab. */
-const QP_LITERAL_LINE = /^[\t\x20-\x3c\x3e-\x7e]*$/;
-const QP_ESCAPED = /[^\t\x20-\x3c\x3e-\x7e]/gu;
-const QP_LINE = 76;
+/** Text that 7bit carries as it is: printable ASCII, tabs and line feeds. */
+const SEVEN_BIT = /^[\t\n\x20-\x7e]*$/;
+const LINE = 76;
 
 const HEX_ESCAPES = Array.from({ length: 256 }, (_, i) => '=' + i.toString(16).toUpperCase().padStart(2, '0'));
 
-/** The lines of a text part: CRLF, a lone CR and a lone LF all end a line (RFC 2045 canonical text). */
-export function textLines(text: string): string[] {
-  return text.split(LINE_BREAK);
+/** The text with LF line ends: CRLF, a lone CR and a lone LF all end a line (RFC 2045 canonical text, once LF becomes CRLF). */
+function lfLines(text: string): string {
+  return text.indexOf('\r') < 0 ? text : text.replace(/\r\n?/g, '\n');
+}
+
+const toCrlf = (text: string) => text.replace(/\n/g, CRLF);
+
+/** Whether a line of `text` (LF line ends) is longer than `limit`. */
+function hasLongLine(text: string, limit: number): boolean {
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf('\n', start);
+    if ((end < 0 ? text.length : end) - start > limit) return true;
+    if (end < 0) return false;
+    start = end + 1;
+  }
+}
+
+/** What quoted-printable cannot write as it is: a line feed, `=`, controls, non-ASCII, and whitespace that ends a line. */
+const QP_SPECIAL = /[^\t\x20-\x3c\x3e-\x7e]|[ \t](?=\n|$)/g;
+
+/** The =XX escapes of one character's UTF-8 bytes; `at` may start a surrogate pair. */
+function qpEscape(text: string, at: number): string {
+  const c = text.charCodeAt(at);
+  if (c < 0x80) return HEX_ESCAPES[c];
+  let codePoint = c;
+  if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00) codePoint = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(at + 1) - 0xdc00);
+  let escaped = '';
+  for (const byte of utf8Bytes(codePoint)) escaped += HEX_ESCAPES[byte];
+  return escaped;
 }
 
 /**
- * nodemailer's choice, which mail clients have long read well: 7bit for printable ASCII in
- * lines of at most 76 characters; else quoted-printable when Latin letters outnumber the rest
- * (mostly-ASCII text stays readable and small), else base64 (Cyrillic, CJK, …: smaller).
+ * Quoted-printable of a text with LF line ends (RFC 2045 6.7), in one pass that jumps from one
+ * character needing care to the next: each LF a hard line break (CRLF), whitespace before it or
+ * at the end escaped, soft breaks so that no line passes 76 characters, a character's UTF-8
+ * bytes never split across lines. Also counts the characters that are not ASCII, which decides
+ * whether base64 would have been the smaller.
  */
-export function textTransferEncoding(text: string, lines: string[]): TransferEncoding {
-  let ascii = true;
-  let short = true;
-  for (const line of lines) {
-    if (line.length > QP_LINE) short = false;
-    if (!SEVEN_BIT_LINE.test(line)) ascii = false;
-  }
-  if (ascii) return short ? '7bit' : 'quoted-printable';
-  let latin = 0;
-  let other = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) latin++;
-    else if (code >= 0x80 || (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d)) other++;
-  }
-  return other < latin ? 'quoted-printable' : 'base64';
-}
-
-function qpEscape(char: string): string {
-  const code = char.codePointAt(0)!;
-  if (code < 0x80) return HEX_ESCAPES[code];
+export function quotedPrintable(text: string): { body: string; nonAscii: number } {
   let out = '';
-  for (const byte of utf8Bytes(code)) out += HEX_ESCAPES[byte];
-  return out;
-}
-
-/**
- * Quoted-printable of a text part (RFC 2045 6.7): each line of the text a hard line break,
- * whitespace at a line's end escaped, soft breaks so that no line passes 76 characters, and
- * never a `=XX` cut apart.
- */
-export function quotedPrintable(lines: string[]): string {
-  const out: string[] = [];
-  for (const line of lines) {
-    let escaped = QP_LITERAL_LINE.test(line) ? line : line.replace(QP_ESCAPED, qpEscape);
-    const last = escaped.charCodeAt(escaped.length - 1);
-    if (last === 0x20 || last === 0x09) escaped = escaped.slice(0, -1) + HEX_ESCAPES[last];
-    if (escaped.length <= QP_LINE) {
-      out.push(escaped);
+  let column = 0;
+  let nonAscii = 0;
+  let at = 0;
+  const length = text.length;
+  const room = LINE - 1;
+  for (;;) {
+    QP_SPECIAL.lastIndex = at;
+    const match = QP_SPECIAL.exec(text);
+    const stop = match ? match.index : length;
+    while (column + (stop - at) > room) {
+      const take = room - column;
+      out += text.slice(at, at + take) + '=' + CRLF;
+      at += take;
+      column = 0;
+    }
+    out += text.slice(at, stop);
+    column += stop - at;
+    if (!match) return { body: out, nonAscii };
+    const c = text.charCodeAt(stop);
+    if (c === 0x0a) {
+      out += CRLF;
+      column = 0;
+      at = stop + 1;
       continue;
     }
-    let at = 0;
-    while (escaped.length - at > QP_LINE) {
-      let cut = at + QP_LINE - 1;
-      if (escaped.charCodeAt(cut - 1) === 0x3d) cut -= 1;
-      else if (escaped.charCodeAt(cut - 2) === 0x3d) cut -= 2;
-      out.push(escaped.slice(at, cut) + '=');
-      at = cut;
+    if (c >= 0x80 || (c < 0x20 && c !== 0x09)) nonAscii++;
+    const escaped = qpEscape(text, stop);
+    if (column + escaped.length > room) {
+      out += '=' + CRLF;
+      column = 0;
     }
-    out.push(escaped.slice(at));
+    out += escaped;
+    column += escaped.length;
+    at = stop + (escaped.length === 12 ? 2 : 1);
   }
-  return out.join(CRLF);
 }
 
 /** Base64 in lines of 76 characters (RFC 2045 6.8). */
@@ -90,11 +100,17 @@ export function base64Lines(content: Buffer): string {
   return out.join(CRLF);
 }
 
-/** A text part's body in the encoding chosen for it. */
+/**
+ * A text part's body and its encoding: 7bit for printable ASCII in lines of at most 76
+ * characters (nodemailer's choice); else quoted-printable, unless more than one character in 12
+ * is not ASCII: from there base64 is the smaller (a non-ASCII character costs 6 to 9 characters
+ * in quoted-printable, its 2 to 3 bytes times 4/3 in base64), which is Cyrillic, Greek, CJK and
+ * the like. Mostly-ASCII text thus stays readable in the source, as nodemailer writes it.
+ */
 export function encodeText(text: string): { encoding: TransferEncoding; body: string } {
-  const lines = textLines(text);
-  const encoding = textTransferEncoding(text, lines);
-  if (encoding === '7bit') return { encoding, body: lines.join(CRLF) };
-  if (encoding === 'quoted-printable') return { encoding, body: quotedPrintable(lines) };
-  return { encoding, body: base64Lines(Buffer.from(lines.join(CRLF), 'utf8')) };
+  const lf = lfLines(text);
+  if (SEVEN_BIT.test(lf) && !hasLongLine(lf, LINE)) return { encoding: '7bit', body: toCrlf(lf) };
+  const qp = quotedPrintable(lf);
+  if (qp.nonAscii * 12 <= lf.length) return { encoding: 'quoted-printable', body: qp.body };
+  return { encoding: 'base64', body: base64Lines(Buffer.from(toCrlf(lf), 'utf8')) };
 }
