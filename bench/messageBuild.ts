@@ -229,12 +229,15 @@ async function main() {
   const sample = mails('large', 1)[0];
   const small = mails('small', 1)[0];
   console.log(`${messages} messages each after ${warmUp} warm-up, one at a time, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`);
-  console.log(`large body: HTML ${sample.html!.length} + text ${sample.text!.length} characters; small: HTML ${small.html!.length} + text ${small.text!.length}`);
+  console.log(
+    `large body: HTML ${sample.html!.length} + text ${sample.text!.length} characters; small: HTML ${small.html!.length} + text ${small.text!.length}`,
+  );
   console.log("CPU µs is the process's user + system time: steadier than wall time when other work shares the machine.\n");
   const figures = await buildFigures();
   console.log('| path | body | message bytes | wall µs / message | CPU µs / message | p99 wall µs |');
   console.log('|---|---|---:|---:|---:|---:|');
-  for (const f of figures) console.log(`| ${f.label} | ${f.size} | ${f.bytes} | ${f.perMessageUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.p99Us.toFixed(1)} |`);
+  for (const f of figures)
+    console.log(`| ${f.label} | ${f.size} | ${f.bytes} | ${f.perMessageUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.p99Us.toFixed(1)} |`);
   console.log('\nworker_threads for signing:');
   for (const line of await workerFigures()) console.log('  ' + line);
 }

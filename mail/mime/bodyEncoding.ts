@@ -39,7 +39,8 @@ function qpEscape(text: string, at: number): string {
   const c = text.charCodeAt(at);
   if (c < 0x80) return HEX_ESCAPES[c];
   let codePoint = c;
-  if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00) codePoint = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(at + 1) - 0xdc00);
+  if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00)
+    codePoint = 0x10000 + ((c - 0xd800) << 10) + (text.charCodeAt(at + 1) - 0xdc00);
   let escaped = '';
   for (const byte of utf8Bytes(codePoint)) escaped += HEX_ESCAPES[byte];
   return escaped;

@@ -145,7 +145,7 @@ export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}):
 
   let head = '';
   for (const f of fields) head += f.line + CRLF;
-  const body = root.body + CRLF;
+  const body = root.body ? root.body + CRLF : '';
   if (mail.dkim) head = dkimSignatureField(fields, body, mail.dkim) + CRLF + head;
   const envelopeTo = [...new Set(to.map((m) => m.address))];
   return { raw: Buffer.from(head + CRLF + body, 'utf8'), envelope: { from: from.address, to: envelopeTo }, messageId, from, to };
