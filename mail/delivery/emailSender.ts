@@ -4,7 +4,7 @@ import type { DkimSigningKey } from '../../db/domains/domainRepository';
 
 /**
  * The one sender of recorded emails (transactional, campaign and workflow mail alike): turns an
- * email row into a MIME message signed with its domain's DKIM key, hands it to the transport,
+ * email row into the mail the transport builds and signs with its domain's DKIM key, hands it over,
  * and says what happened in the terms delivery records: SENT, RETRY (a temporary failure: SMTP
  * 4xx, a connection problem, a timeout) or FAILED (a permanent refusal: SMTP 5xx).
  */
@@ -30,7 +30,8 @@ export async function sendRecordedEmail(
       cid: a.contentId ?? undefined,
       contentDisposition: a.disposition,
     })),
-    dkim: options.dkim ? { ...options.dkim, headerFieldNames: SIGNED_HEADER_FIELDS } : undefined,
+    // The builder signs its list of fields (mail/mime/dkimSignature.ts), List-Unsubscribe-Post included.
+    dkim: options.dkim ?? undefined,
   };
   try {
     const sent = await transport.send(mail);
@@ -40,16 +41,6 @@ export async function sendRecordedEmail(
     return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
   }
 }
-
-/**
- * nodemailer's default list of signed header fields (RFC 6376 5.4) plus List-Unsubscribe-Post:
- * RFC 8058 section 4 requires one-click mail to carry both List-Unsubscribe headers under a valid
- * DKIM signature, and mailbox providers ignore the one-click header otherwise.
- */
-const SIGNED_HEADER_FIELDS =
-  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
-  'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
-  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
 
 /**
  * The id the relay gave the message, from its final reply: Amazon SES answers

@@ -7,11 +7,16 @@ import { CRLF, foldField } from './headerFields';
  * has in hand as text: its header fields one by one and its body, every line ending in CRLF.
  */
 
-/** nodemailer's default list of signed fields (RFC 6376 5.4.1), for a caller that gives none. */
-export const DEFAULT_SIGNED_FIELDS =
+/**
+ * The fields signed unless the caller names others: nodemailer's default list (RFC 6376 5.4.1)
+ * plus List-Unsubscribe-Post: RFC 8058 section 4 requires one-click mail to carry both
+ * List-Unsubscribe headers under a valid DKIM signature, and mailbox providers ignore the
+ * one-click header otherwise.
+ */
+export const SIGNED_HEADER_FIELDS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
   'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
-  'List-Id:List-Help:List-Unsubscribe:List-Subscribe:List-Post:List-Owner:List-Archive';
+  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
 
 export interface DkimKey {
   domainName: string;
@@ -63,7 +68,7 @@ export function dkimSignatureField(fields: HeaderField[], body: string, key: Dki
   for (const field of fields) byName.set(field.name.toLowerCase(), field.line);
   const signed: string[] = [];
   let canonical = '';
-  const wanted = new Set((key.headerFieldNames ?? DEFAULT_SIGNED_FIELDS).toLowerCase().split(':'));
+  const wanted = new Set((key.headerFieldNames ?? SIGNED_HEADER_FIELDS).toLowerCase().split(':'));
   for (const raw of wanted) {
     const name = raw.trim();
     const line = byName.get(name);
