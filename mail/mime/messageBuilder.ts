@@ -14,7 +14,6 @@ import {
   messageIdValue,
   mimeParameter,
   unstructuredField,
-  type Mailbox,
 } from './headerFields';
 
 /** A message ready for the wire: RFC 5322 bytes with CRLF line ends, and whom SMTP carries it from and to. */
@@ -22,9 +21,6 @@ export interface BuiltMessage {
   raw: Buffer;
   envelope: { from: string; to: string[] };
   messageId: string;
-  /** The parsed From and To, for whoever lists the message (the outbox). */
-  from: Mailbox;
-  to: Mailbox[];
 }
 
 interface Part {
@@ -127,7 +123,9 @@ export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}):
   const to = mailboxes(mail.to);
   const messageId = messageIdValue(mail.messageId);
 
-  const fields: HeaderField[] = [field('From', formatMailbox(from)), field('To', to.map(formatMailbox).join(', '))];
+  const fields: HeaderField[] = [field('From', formatMailbox(from))];
+  // No recipients: no To field (SMTP refuses the message without RCPT TO anyway).
+  if (to.length) fields.push(field('To', to.map(formatMailbox).join(', ')));
   if (mail.replyTo) {
     const replyTo = mailboxes(mail.replyTo);
     if (replyTo.length) fields.push(field('Reply-To', replyTo.map(formatMailbox).join(', ')));
@@ -148,5 +146,5 @@ export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}):
   const body = root.body ? root.body + CRLF : '';
   if (mail.dkim) head = dkimSignatureField(fields, body, mail.dkim) + CRLF + head;
   const envelopeTo = [...new Set(to.map((m) => m.address))];
-  return { raw: Buffer.from(head + CRLF + body, 'utf8'), envelope: { from: from.address, to: envelopeTo }, messageId, from, to };
+  return { raw: Buffer.from(head + CRLF + body, 'utf8'), envelope: { from: from.address, to: envelopeTo }, messageId };
 }
