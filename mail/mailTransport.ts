@@ -1,30 +1,12 @@
-import type { KeyObject } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Orm } from '../db/orm';
 import { OutboxMessageSchema } from '../db/entities/outboxMessage';
 import type { Logger } from '../lib/logger';
+import type { OutgoingMail } from './mime/outgoingMail';
+import { buildMessage, type BuiltMessage } from './mime/messageBuilder';
+import { displayMailbox } from './mime/headerFields';
 
-/**
- * The one way mail leaves Mailroom. With SMTP_URL set it is a pooled nodemailer SMTP transport;
- * without, every message is rendered to MIME exactly as it would be sent and kept in the local
- * outbox (contract 9), readable at GET /outbox.
- */
-export interface OutgoingMail {
-  /** The project the mail belongs to; null for Mailroom's own account mail. */
-  projectId: string | null;
-  /** An address, or a display name and address (nodemailer encodes the name). */
-  from: string | { name: string; address: string };
-  to: string[];
-  replyTo?: string;
-  subject: string;
-  html?: string;
-  text?: string;
-  headers?: Record<string, string>;
-  /** Deterministic per email (`<id@host>`), so a retried delivery can be recognised as the same message. */
-  messageId: string;
-  attachments?: Array<{ filename: string; content: Buffer; contentType?: string; cid?: string; contentDisposition?: 'attachment' | 'inline' }>;
-  dkim?: { domainName: string; keySelector: string; privateKey: string | KeyObject; headerFieldNames?: string };
-}
+export type { OutgoingMail } from './mime/outgoingMail';
 
 export interface SentMail {
   messageId: string;
@@ -47,25 +29,24 @@ export class MailDeliveryError extends Error {
   }
 }
 
+/**
+ * The one way mail leaves Mailroom. Every message is built and DKIM-signed by mail/mime's
+ * builder; with SMTP_URL set, its bytes go out over a pooled nodemailer SMTP transport as they
+ * are; without, they are kept in the local outbox (contract 9), readable at GET /outbox.
+ */
 export interface MailTransport {
   readonly kind: 'smtp' | 'outbox';
   send(mail: OutgoingMail): Promise<SentMail>;
   close(): Promise<void>;
 }
 
-function toNodemailerMessage(mail: OutgoingMail) {
-  return {
-    from: mail.from,
-    to: mail.to,
-    replyTo: mail.replyTo,
-    subject: mail.subject,
-    html: mail.html,
-    text: mail.text,
-    headers: mail.headers,
-    messageId: mail.messageId,
-    attachments: mail.attachments,
-    dkim: mail.dkim,
-  };
+/** The message's bytes; a mail that cannot be built (no From address) can never be sent, so that is a permanent failure. */
+function built(mail: OutgoingMail): BuiltMessage {
+  try {
+    return buildMessage(mail);
+  } catch (err) {
+    throw new MailDeliveryError(`The message could not be built: ${(err as Error).message}`, true);
+  }
 }
 
 function addressList(value: unknown): string[] {
@@ -85,10 +66,14 @@ export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnecti
   return {
     kind: 'smtp',
     async send(mail) {
+      const message = built(mail);
       try {
-        const info = await transporter.sendMail(toNodemailerMessage(mail));
+        // `raw` goes out byte for byte (nodemailer wraps it in a message/rfc822 node and streams it
+        // unchanged); the envelope names MAIL FROM and RCPT TO, as nodemailer derived them from
+        // From and To before. messageId only names the message in nodemailer's logs.
+        const info = await transporter.sendMail({ envelope: message.envelope, raw: message.raw, messageId: message.messageId });
         return {
-          messageId: info.messageId ?? mail.messageId,
+          messageId: message.messageId,
           accepted: addressList(info.accepted),
           rejected: addressList(info.rejected),
           response: String(info.response ?? ''),
@@ -107,26 +92,25 @@ export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnecti
 }
 
 export function createOutboxTransport(orm: Orm, logger: Logger): MailTransport {
-  // Builds the same MIME (DKIM signature included) that SMTP would carry, without sending it.
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
     kind: 'outbox',
     async send(mail) {
-      const info = await composer.sendMail(toNodemailerMessage(mail));
-      const raw = info.message as Buffer;
+      // The same bytes (DKIM signature included) that SMTP would carry.
+      const message = built(mail);
+      const raw = message.raw;
       const em = orm.em.fork();
       const row = em.create(OutboxMessageSchema, {
         projectId: mail.projectId,
-        messageId: info.messageId ?? mail.messageId,
+        messageId: message.messageId,
         from: typeof mail.from === 'string' ? mail.from : `${mail.from.name} <${mail.from.address}>`,
-        to: mail.to,
+        to: mail.to.map((to) => (typeof to === 'string' ? to : displayMailbox(to))),
         subject: mail.subject,
         raw,
         size: raw.length,
       });
       await em.flush();
-      logger.info({ outboxId: row.id, projectId: mail.projectId, to: mail.to, subject: mail.subject }, 'mail captured in the local outbox');
-      return { messageId: row.messageId, accepted: mail.to, rejected: [], response: 'captured in the local outbox', outboxId: row.id };
+      logger.info({ outboxId: row.id, projectId: mail.projectId, to: message.envelope.to, subject: mail.subject }, 'mail captured in the local outbox');
+      return { messageId: row.messageId, accepted: message.envelope.to, rejected: [], response: 'captured in the local outbox', outboxId: row.id };
     },
     async close() {},
   };

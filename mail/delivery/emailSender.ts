@@ -4,7 +4,7 @@ import type { DkimSigningKey } from '../../db/domains/domainRepository';
 
 /**
  * The one sender of recorded emails (transactional, campaign and workflow mail alike): turns an
- * email row into a MIME message signed with its domain's DKIM key, hands it to the transport,
+ * email row into the mail the transport builds and signs with its domain's DKIM key, hands it over,
  * and says what happened in the terms delivery records: SENT, RETRY (a temporary failure: SMTP
  * 4xx, a connection problem, a timeout) or FAILED (a permanent refusal: SMTP 5xx).
  */
@@ -16,7 +16,7 @@ export async function sendRecordedEmail(
   const mail: OutgoingMail = {
     projectId: email.projectId,
     from: email.fromName ? { name: email.fromName, address: email.fromAddress } : email.fromAddress,
-    to: [email.toName ? `${quoteDisplayName(email.toName)} <${email.toAddress}>` : email.toAddress],
+    to: [email.toName ? { name: email.toName, address: email.toAddress } : email.toAddress],
     replyTo: email.replyTo ?? undefined,
     subject: email.subject,
     html: email.html ?? undefined,
@@ -30,7 +30,8 @@ export async function sendRecordedEmail(
       cid: a.contentId ?? undefined,
       contentDisposition: a.disposition,
     })),
-    dkim: options.dkim ? { ...options.dkim, headerFieldNames: SIGNED_HEADER_FIELDS } : undefined,
+    // The builder signs its list of fields (mail/mime/dkimSignature.ts), List-Unsubscribe-Post included.
+    dkim: options.dkim ?? undefined,
   };
   try {
     const sent = await transport.send(mail);
@@ -39,21 +40,6 @@ export async function sendRecordedEmail(
     if (err instanceof MailDeliveryError && err.permanent) return { emailId: email.id, status: 'FAILED', error: err.message.slice(0, 1000) };
     return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
   }
-}
-
-/**
- * nodemailer's default list of signed header fields (RFC 6376 5.4) plus List-Unsubscribe-Post:
- * RFC 8058 section 4 requires one-click mail to carry both List-Unsubscribe headers under a valid
- * DKIM signature, and mailbox providers ignore the one-click header otherwise.
- */
-const SIGNED_HEADER_FIELDS =
-  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
-  'Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:In-Reply-To:References:' +
-  'List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:List-Owner:List-Archive';
-
-/** A display name as RFC 5322 wants it when it holds specials (nodemailer encodes non-ASCII). */
-function quoteDisplayName(name: string): string {
-  return /^[\p{L}\p{N} !#$%&'*+\-/=?^_`{|}~]+$/u.test(name) ? name : `"${name.replace(/["\\]/g, '\\$&')}"`;
 }
 
 /**
