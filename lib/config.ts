@@ -67,6 +67,8 @@ const envSchema = z.object({
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  MAIL_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(1),
+  CAMPAIGN_SMTP_CONNECTIONS: z.coerce.number().int().min(1).max(200).default(10),
   ATTACHMENTS_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -180,6 +182,10 @@ export interface Config {
   importConcurrency: number;
   /** The worker process's CPU niceness (0–19): on shared cores the API's requests come first. */
   workerNice: number;
+  /** Threads that build and DKIM-sign the worker's messages; 0 = on its main thread. */
+  mailBuildThreads: number;
+  /** SMTP connections the worker's campaign sending keeps open at most (transactional mail has its own 5). */
+  campaignSmtpConnections: number;
   /** Decoded size of one send's attachments together (contract 9: 10 MB by default). */
   attachmentsMaxBytes: number;
   /** Emails one delivery workflow carries; 1 = a `send-<emailId>` workflow per email. */
@@ -274,6 +280,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
     importConcurrency: e.IMPORT_CONCURRENCY,
     workerNice: e.WORKER_NICE,
+    mailBuildThreads: e.MAIL_BUILD_THREADS,
+    campaignSmtpConnections: e.CAMPAIGN_SMTP_CONNECTIONS,
     attachmentsMaxBytes: e.ATTACHMENTS_MAX_BYTES,
     deliveryBatchMax: e.DELIVERY_BATCH_MAX,
     deliveryRetryDelaysSeconds: e.DELIVERY_RETRY_DELAYS,

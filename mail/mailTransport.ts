@@ -1,9 +1,10 @@
-import nodemailer from 'nodemailer';
 import type { Orm } from '../db/orm';
 import { OutboxMessageSchema } from '../db/entities/outboxMessage';
 import type { Logger } from '../lib/logger';
 import type { OutgoingMail } from './mime/outgoingMail';
-import { buildMessage, type BuiltMessage } from './mime/messageBuilder';
+import type { BuiltMessage } from './mime/messageBuilder';
+import { createMessageBuilder, type MessageBuilder } from './mime/messageBuildPool';
+import { createSmtpRelayPool, type RelayError } from './smtp/smtpRelayPool';
 import { displayMailbox } from './mime/headerFields';
 
 export type { OutgoingMail } from './mime/outgoingMail';
@@ -31,8 +32,8 @@ export class MailDeliveryError extends Error {
 
 /**
  * The one way mail leaves Mailroom. Every message is built and DKIM-signed by mail/mime's
- * builder; with SMTP_URL set, its bytes go out over a pooled nodemailer SMTP transport as they
- * are; without, they are kept in the local outbox (contract 9), readable at GET /outbox.
+ * builder; with SMTP_URL set, its bytes go out as they are over a pool of SMTP connections
+ * (smtp/smtpRelayPool.ts); without, they are kept in the local outbox (contract 9), readable at GET /outbox.
  */
 export interface MailTransport {
   readonly kind: 'smtp' | 'outbox';
@@ -41,62 +42,50 @@ export interface MailTransport {
 }
 
 /** The message's bytes; a mail that cannot be built (no From address) can never be sent, so that is a permanent failure. */
-function built(mail: OutgoingMail): BuiltMessage {
+async function built(builder: MessageBuilder, mail: OutgoingMail): Promise<BuiltMessage> {
   try {
-    return buildMessage(mail);
+    return await builder.build(mail);
   } catch (err) {
     throw new MailDeliveryError(`The message could not be built: ${(err as Error).message}`, true);
   }
 }
 
-function addressList(value: unknown): string[] {
-  return Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : String((v as { address?: string }).address ?? v))) : [];
-}
+/** Builds on the caller's thread: for a transport given no builder of its own. */
+const inlineBuilder = createMessageBuilder(0);
 
-export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnections = 5): MailTransport {
-  const transporter = nodemailer.createTransport({
-    url: smtpUrl,
-    pool: true,
-    maxConnections,
-    maxMessages: 500,
-    connectionTimeout: 15_000,
-    greetingTimeout: 15_000,
-    socketTimeout: 60_000,
-  } as never);
+export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnections = 5, builder: MessageBuilder = inlineBuilder): MailTransport {
+  const relay = createSmtpRelayPool(
+    smtpUrl,
+    { maxConnections, maxMessages: 500, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 },
+    logger,
+  );
   return {
     kind: 'smtp',
     async send(mail) {
-      const message = built(mail);
+      const message = await built(builder, mail);
       try {
-        // `raw` goes out byte for byte (nodemailer wraps it in a message/rfc822 node and streams it
-        // unchanged); the envelope names MAIL FROM and RCPT TO, as nodemailer derived them from
-        // From and To before. messageId only names the message in nodemailer's logs.
-        const info = await transporter.sendMail({ envelope: message.envelope, raw: message.raw, messageId: message.messageId });
-        return {
-          messageId: message.messageId,
-          accepted: addressList(info.accepted),
-          rejected: addressList(info.rejected),
-          response: String(info.response ?? ''),
-        };
+        // The bytes go out as built; the envelope names MAIL FROM (the From address) and RCPT TO.
+        const answer = await relay.send({ envelope: message.envelope, raw: message.raw });
+        return { messageId: message.messageId, accepted: answer.accepted, rejected: answer.rejected, response: answer.response };
       } catch (err) {
-        const e = err as { message?: string; responseCode?: number; code?: string };
+        const e = err as RelayError;
         const permanent = typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600;
         logger.warn({ err: e.message, responseCode: e.responseCode, code: e.code, messageId: mail.messageId }, 'smtp hand-over failed');
         throw new MailDeliveryError(e.message ?? 'SMTP delivery failed', permanent, e.responseCode);
       }
     },
     async close() {
-      transporter.close();
+      relay.close();
     },
   };
 }
 
-export function createOutboxTransport(orm: Orm, logger: Logger): MailTransport {
+export function createOutboxTransport(orm: Orm, logger: Logger, builder: MessageBuilder = inlineBuilder): MailTransport {
   return {
     kind: 'outbox',
     async send(mail) {
       // The same bytes (DKIM signature included) that SMTP would carry.
-      const message = built(mail);
+      const message = await built(builder, mail);
       const raw = message.raw;
       const em = orm.em.fork();
       const row = em.create(OutboxMessageSchema, {
@@ -116,6 +105,9 @@ export function createOutboxTransport(orm: Orm, logger: Logger): MailTransport {
   };
 }
 
-export function createMailTransport(options: { smtpUrl?: string; orm: Orm; logger: Logger; maxConnections?: number }): MailTransport {
-  return options.smtpUrl ? createSmtpTransport(options.smtpUrl, options.logger, options.maxConnections) : createOutboxTransport(options.orm, options.logger);
+/** `builder`: where messages are built and signed (messageBuildPool.ts); its owner closes it. By default, inline. */
+export function createMailTransport(options: { smtpUrl?: string; orm: Orm; logger: Logger; maxConnections?: number; builder?: MessageBuilder }): MailTransport {
+  return options.smtpUrl
+    ? createSmtpTransport(options.smtpUrl, options.logger, options.maxConnections, options.builder)
+    : createOutboxTransport(options.orm, options.logger, options.builder);
 }

@@ -9,6 +9,7 @@ import { createLogger, flushLogger, type Logger } from '../lib/logger';
 import { lowerWorkerPriority } from './processPriority';
 import { createOrm } from '../db/orm';
 import { createMailTransport } from '../mail/mailTransport';
+import { createMessageBuilder } from '../mail/mime/messageBuildPool';
 import { createWorker, describeConfig } from './createWorker';
 import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
@@ -74,9 +75,11 @@ async function main() {
   }
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
-  const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  // Messages are built and signed off the main thread, which schedules, queries and hands over.
+  const messageBuilder = createMessageBuilder(config.mailBuildThreads);
+  const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, builder: messageBuilder });
   // Campaigns get their own, larger pool of SMTP connections.
-  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: config.campaignSmtpConnections, builder: messageBuilder });
   const eventTriggers = createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
   // Events recorded by activities (email.sent, segment entries, UPDATE_CONTACT) start and wake executions too.
@@ -97,6 +100,7 @@ async function main() {
   await executionTriggers.close();
   await mail.close();
   await campaignMail.close();
+  await messageBuilder.close();
   await orm.close();
   await connection.close();
   flushLogger(logger);

@@ -68,8 +68,8 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
     const pooled: PooledConnection = { connection, ready: Promise.resolve(), messages: 0, busy: false, closed: false };
     const drop = () => discard(pooled);
     connection.on('error', (err: RelayError) => {
-      logger.debug({ err: err.message, code: err.code }, 'smtp connection error');
       drop();
+      logger.debug({ err: err.message, code: err.code }, 'smtp connection error');
     });
     connection.on('end', drop);
     pooled.ready = new Promise<void>((resolve, reject) => {

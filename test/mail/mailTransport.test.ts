@@ -1,4 +1,5 @@
 import { startTestStack, type TestStack } from '../support/testStack';
+import { createLogger } from '../../lib/logger';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { accountWithProject } from '../support/accounts';
 import { createSmtpTransport, MailDeliveryError } from '../../mail/mailTransport';
@@ -10,7 +11,7 @@ describe('SMTP transport', () => {
   });
   afterAll(() => smtp.close());
 
-  const logger = { warn: () => undefined } as never;
+  const logger = createLogger({ level: 'silent', name: 'test' });
 
   it('delivers through a real SMTP server with the Message-ID we chose', async () => {
     const transport = createSmtpTransport(smtp.url, logger);

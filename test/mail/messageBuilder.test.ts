@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { createLogger } from '../../lib/logger';
 import nodemailer from 'nodemailer';
 import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
@@ -231,7 +232,7 @@ describe('the message builder', () => {
     afterAll(() => smtp.close());
 
     it('hands the built bytes over unchanged through the pooled transport', async () => {
-      const transport = createSmtpTransport(smtp.url, { warn: () => undefined } as never);
+      const transport = createSmtpTransport(smtp.url, createLogger({ level: 'silent', name: 'test' }));
       try {
         const mail = base({
           from: { name: 'Jörg, the "Sender"', address: `news@${DOMAIN}` },

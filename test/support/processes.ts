@@ -57,7 +57,11 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
         void exited.then((code) => {
           if (!lines.find(match)) {
             clearTimeout(timer);
-            reject(new Error(`${entry} exited (${code}) before the expected log line; stderr: ${stderr.slice(-20).join('\n')}`));
+            reject(
+              new Error(
+                `${entry} exited (${code}) before the expected log line; stderr: ${stderr.slice(-20).join('\n')}; stdout: ${stdout.slice(-5).join('\n')}`,
+              ),
+            );
           }
         });
         check();

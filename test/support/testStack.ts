@@ -94,7 +94,7 @@ export async function startTestStack(
   const orm = await createOrm(databaseUrl);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
   // Campaigns get their own, larger pool of SMTP connections.
-  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: 10 });
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: config.campaignSmtpConnections });
   const connection = await createClientConnection(temporalConnectionOptions(config), false);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
