@@ -77,6 +77,8 @@ it('a second writer of a campaign counter does not wait for a first one still in
   const figures = await campaignFigures(project, campaignId);
   expect(figures.stats).toEqual({ sent: 2, opened: 2, clicked: 0 });
   expect(figures.rollup).toEqual({ sent: 2, opened: 2, clicked: 0, campaigns: 1 });
+  expect(figures.top).toEqual({ id: campaignId, sent: 2, opened: 2, clicked: 0 });
+  expect(figures.series).toEqual({ sent: 2, opened: 2, clicked: 0 });
   const [shards] = await sql(`select count(*)::int as n from analytics_campaign_counts where campaign_id = ?`, [campaignId]);
   expect(shards.n).toBe(2);
 });
