@@ -55,6 +55,12 @@ function coveringRows(
 
 const METRIC_COLUMNS = `bucket, ${EMAIL_METRICS.join(', ')}`;
 
+/**
+ * Campaign `c`'s counts: the sum of its counter shards (Migration20261125010000ShardedRollups),
+ * zeros when it has none; read through the primary key (campaign_id, shard).
+ */
+const CAMPAIGN_COUNTS = `select ${sumMetricsSql('s')} from analytics_campaign_counts s where s.campaign_id = c.id`;
+
 export const analyticsRepository = {
   /** One point per bucket of the range, zeros included, oldest first. */
   async timeseries(em: EntityManager, projectId: string, range: TimeRange, granularity: Granularity, source: EmailSource | null): Promise<TimeseriesPoint[]> {
@@ -116,10 +122,10 @@ export const analyticsRepository = {
   async topCampaigns(em: EntityManager, projectId: string, range: TimeRange, limit: number) {
     const rows = await em.execute(
       `select c.id, c.name, c.subject, c.status, c.audience_fixed_at, c.sent_at, c.total_recipients,
-              ${EMAIL_METRICS.map((m) => `coalesce(k.${m}, 0)::bigint as ${m}`).join(', ')}
-       from campaigns c left join analytics_campaign_counts k on k.campaign_id = c.id
+              ${EMAIL_METRICS.map((m) => `k.${m}`).join(', ')}
+       from campaigns c cross join lateral (${CAMPAIGN_COUNTS}) k
        where c.project_id = ? and c.audience_fixed_at >= ?::timestamptz and c.audience_fixed_at < ?::timestamptz
-       order by coalesce(k.sent, 0) desc, c.audience_fixed_at desc, c.id
+       order by k.sent desc, c.audience_fixed_at desc, c.id
        limit ?`,
       [projectId, range.start, range.end, limit],
     );
@@ -138,7 +144,7 @@ export const analyticsRepository = {
   async campaignTotals(em: EntityManager, projectId: string, range: TimeRange): Promise<{ campaigns: number; metrics: EmailMetrics }> {
     const [row] = await em.execute(
       `select count(*)::int as campaigns, ${sumMetricsSql('k')}
-       from campaigns c left join analytics_campaign_counts k on k.campaign_id = c.id
+       from campaigns c cross join lateral (${CAMPAIGN_COUNTS}) k
        where c.project_id = ? and c.audience_fixed_at >= ?::timestamptz and c.audience_fixed_at < ?::timestamptz`,
       [projectId, range.start, range.end],
     );

@@ -63,16 +63,78 @@ async function lockEmail(tx: EntityManager, emailId: string): Promise<LockedEmai
   return row ?? null;
 }
 
+/** The data of an `email.*` event about the email row `e`, as SQL (jsonb). */
+const emailEventData = (e: string) =>
+  `jsonb_build_object('emailId', ${e}.id, 'subject', ${e}.subject, 'templateId', ${e}.template_id, 'campaignId', ${e}.campaign_id)`;
+
 /** Records `email.<kind>` for the email's contact (an email without a contact gets no event). */
 async function recordEmailEvent(tx: EntityManager, email: LockedEmail, name: string, extra: Record<string, unknown> = {}): Promise<RecordedEvent[]> {
   if (!email.contact_id) return [];
-  const data = { emailId: email.id, subject: email.subject, templateId: email.template_id, campaignId: email.campaign_id, ...extra };
   const rows = await tx.execute<Array<{ id: string; contact_id: string; name: string; created_at: Date }>>(
     `insert into events (project_id, contact_id, name, source, data, email_id)
-     values (?, ?, ?, 'SYSTEM', ?::jsonb, ?) returning id, contact_id, name, created_at`,
-    [email.project_id, email.contact_id, name, JSON.stringify(data), email.id],
+     select e.project_id, e.contact_id, ?, 'SYSTEM', ${emailEventData('e')} || ?::jsonb, e.id from emails e where e.id = ?
+     returning id, contact_id, name, created_at`,
+    [name, JSON.stringify(extra), email.id],
   );
   return rows.map((r) => ({ id: r.id, contactId: r.contact_id, name: r.name, createdAt: new Date(r.created_at) }));
+}
+
+/**
+ * nextStatus as SQL, for a forward target, over the status expression `current`: the same rule
+ * from the same ORDER, for the hits recorded in one statement.
+ */
+function nextForwardStatusSql(current: string, target: 'OPENED' | 'CLICKED'): string {
+  const earlier = ORDER.slice(0, ORDER.indexOf(target))
+    .map((status) => `'${status}'`)
+    .join(', ');
+  return `case when ${current} in (${earlier}) then '${target}' else ${current} end`;
+}
+
+/**
+ * An open or a click in one autocommitted statement: lock the email row, move it, and record the
+ * first-time events, so the transaction (and the rollup counter rows its triggers write) lasts no
+ * longer than the statement, instead of a round trip per step.
+ */
+async function recordHit(em: EntityManager, emailId: string, hit: { kind: 'open' } | { kind: 'click'; url: string }): Promise<FeedbackOutcome | null> {
+  const click = hit.kind === 'click';
+  const set = click
+    ? `clicks = e.clicks + 1, clicked_at = coalesce(e.clicked_at, now()), opens = e.opens + (was.opened_at is null)::int,
+       opened_at = coalesce(e.opened_at, now()), status = ${nextForwardStatusSql('was.status', 'CLICKED')}`
+    : `opens = e.opens + 1, opened_at = coalesce(e.opened_at, now()), status = ${nextForwardStatusSql('was.status', 'OPENED')}`;
+  // A click counts as the open when none was seen; email.opened is recorded before email.clicked.
+  const due = click
+    ? `(values (1, 'email.opened', '{}'::jsonb, m.was_opened), (2, 'email.clicked', jsonb_build_object('url', ?::text), m.was_clicked))`
+    : `(values (1, 'email.opened', '{}'::jsonb, m.was_opened))`;
+  const [row] = await em.execute<
+    Array<{ project_id: string; status: string; events: Array<{ id: string; contactId: string; name: string; createdAt: string }> }>
+  >(
+    `with was as (select id, status, opened_at, clicked_at from emails where id = ? for update),
+     moved as (
+       update emails e set ${set}, updated_at = now() from was where e.id = was.id
+       returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.status,
+                 was.opened_at is not null as was_opened, was.clicked_at is not null as was_clicked
+     ),
+     recorded as (
+       insert into events (project_id, contact_id, name, source, data, email_id)
+       select m.project_id, m.contact_id, v.name, 'SYSTEM', ${emailEventData('m')} || v.extra, m.id
+         from moved m cross join lateral ${due} as v(n, name, extra, done)
+        where not v.done and m.contact_id is not null
+        order by v.n
+       returning id, contact_id, name, created_at, seq
+     )
+     select m.project_id, m.status,
+            (select coalesce(json_agg(json_build_object('id', r.id, 'contactId', r.contact_id, 'name', r.name, 'createdAt', r.created_at) order by r.seq), '[]')
+               from recorded r) as events
+       from moved m`,
+    click ? [emailId, hit.url] : [emailId],
+  );
+  if (!row) return null;
+  return {
+    projectId: row.project_id,
+    emailId,
+    status: row.status,
+    events: row.events.map((e) => ({ id: e.id, contactId: e.contactId, name: e.name, createdAt: new Date(e.createdAt) })),
+  };
 }
 
 /**
@@ -118,37 +180,12 @@ function concernsRecipient(email: LockedEmail, recipients: string[]): boolean {
 export const emailFeedbackRepository = {
   /** A valid open pixel was fetched. Null when the email no longer exists. */
   async recordOpen(em: EntityManager, emailId: string): Promise<FeedbackOutcome | null> {
-    return em.transactional(async (tx) => {
-      const email = await lockEmail(tx, emailId);
-      if (!email) return null;
-      const status = nextStatus(email.status, 'OPENED');
-      await tx.execute(`update emails set opens = opens + 1, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now() where id = ?`, [
-        status,
-        emailId,
-      ]);
-      const events = email.opened_at ? [] : await recordEmailEvent(tx, email, 'email.opened');
-      return { projectId: email.project_id, emailId, status, events };
-    });
+    return recordHit(em, emailId, { kind: 'open' });
   },
 
   /** A validly signed click link was followed to `url`. Null when the email no longer exists. */
   async recordClick(em: EntityManager, emailId: string, url: string): Promise<FeedbackOutcome | null> {
-    return em.transactional(async (tx) => {
-      const email = await lockEmail(tx, emailId);
-      if (!email) return null;
-      const status = nextStatus(email.status, 'CLICKED');
-      const countsAsOpen = !email.opened_at;
-      await tx.execute(
-        `update emails set clicks = clicks + 1, clicked_at = coalesce(clicked_at, now()),
-                opens = opens + ?, opened_at = coalesce(opened_at, now()), status = ?, updated_at = now()
-          where id = ?`,
-        [countsAsOpen ? 1 : 0, status, emailId],
-      );
-      const events: RecordedEvent[] = [];
-      if (countsAsOpen) events.push(...(await recordEmailEvent(tx, email, 'email.opened')));
-      if (!email.clicked_at) events.push(...(await recordEmailEvent(tx, email, 'email.clicked', { url })));
-      return { projectId: email.project_id, emailId, status, events };
-    });
+    return recordHit(em, emailId, { kind: 'click', url });
   },
 
   /**

@@ -16,6 +16,7 @@ import { Migration20261123130000Uploads } from './Migration20261123130000Uploads
 import { Migration20261123150000BillingCaps } from './Migration20261123150000BillingCaps';
 import { Migration20261123120000ExecutionSweeps } from './Migration20261123120000ExecutionSweeps';
 import { Migration20261123140000AnalyticsRollups } from './Migration20261123140000AnalyticsRollups';
+import { Migration20261125010000ShardedRollups } from './Migration20261125010000ShardedRollups';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -37,4 +38,5 @@ export const migrationsList = [
   { name: 'Migration20261123130000Uploads', class: Migration20261123130000Uploads },
   { name: 'Migration20261123140000AnalyticsRollups', class: Migration20261123140000AnalyticsRollups },
   { name: 'Migration20261123150000BillingCaps', class: Migration20261123150000BillingCaps },
+  { name: 'Migration20261125010000ShardedRollups', class: Migration20261125010000ShardedRollups },
 ];

@@ -118,7 +118,8 @@ describe('rollups follow every path that changes an email', () => {
 
     // Per campaign: the same counts, and the campaign's own stats agree where their definitions meet.
     const [perCampaign] = await sql(
-      `select sent::int, delivered::int, opened::int, clicked::int, unsubscribed::int from analytics_campaign_counts where campaign_id = ?`,
+      `select sum(sent)::int as sent, sum(delivered)::int as delivered, sum(opened)::int as opened, sum(clicked)::int as clicked, sum(unsubscribed)::int as unsubscribed
+         from analytics_campaign_counts where campaign_id = ?`,
       [campaignId],
     );
     expect(perCampaign).toEqual({ sent: 5, delivered: 2, opened: 2, clicked: 1, unsubscribed: 1 });

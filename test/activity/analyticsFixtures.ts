@@ -154,10 +154,11 @@ export async function directEmailCounts(stack: TestStack, projectId: string): Pr
   );
 }
 
+/** The hourly rollup by (hour, source), summed over its shards. */
 export async function rollupEmailCounts(stack: TestStack, projectId: string): Promise<Record<string, Counts>> {
   const rows = await sqlOf(stack)(
-    `select to_char(bucket at time zone 'UTC', 'YYYY-MM-DD"T"HH24') || ' ' || source as key, ${METRICS.map((m) => `${m}::int`).join(', ')}
-       from analytics_email_hourly where project_id = ?`,
+    `select to_char(bucket at time zone 'UTC', 'YYYY-MM-DD"T"HH24') || ' ' || source as key, ${METRICS.map((m) => `sum(${m})::int as ${m}`).join(', ')}
+       from analytics_email_hourly where project_id = ? group by 1`,
     [projectId],
   );
   return Object.fromEntries(
@@ -207,16 +208,17 @@ export async function insertHistoricEmail(
   return id;
 }
 
-/** Each daily rollup row must be the sum of its hourly rows (the same trigger writes both). */
+/** Each day's rollup (summed over its shards) must be the sum of its hours (the same trigger writes both). */
 export async function dailyMismatches(stack: TestStack, projectId: string) {
   return sqlOf(stack)(
-    `select 'email' as family, d.bucket, d.source as key from (select * from analytics_email_daily where project_id = ?) d
+    `select 'email' as family, d.bucket, d.source as key
+       from (select bucket, source, ${METRICS.map((m) => `sum(${m}) as ${m}`).join(', ')} from analytics_email_daily where project_id = ? group by 1, 2) d
        full join (select date_trunc('day', bucket, 'UTC') as bucket, source, ${METRICS.map((m) => `sum(${m}) as ${m}`).join(', ')}
                     from analytics_email_hourly where project_id = ? group by 1, 2) h
          on h.bucket = d.bucket and h.source = d.source
       where (${METRICS.map((m) => `coalesce(d.${m}, 0) <> coalesce(h.${m}, 0)`).join(' or ')})
      union all
-     select 'event', d.bucket, d.name from (select * from analytics_event_daily where project_id = ?) d
+     select 'event', d.bucket, d.name from (select bucket, name, sum(count) as count from analytics_event_daily where project_id = ? group by 1, 2) d
        full join (select date_trunc('day', bucket, 'UTC') as bucket, name, sum(count) as count from analytics_event_hourly where project_id = ? group by 1, 2) h
          on h.bucket = d.bucket and h.name = d.name
       where coalesce(d.count, 0) <> coalesce(h.count, 0)`,
