@@ -209,3 +209,6 @@ export function referenceRenderEmail(input: RenderInput): RenderedEmail {
   if (links && input.tracking) html = addTracking(html, links, input.tracking);
   return { subject, html, text, headers };
 }
+
+/** The previous renderer's stages, for bench/render.ts to time one by one. */
+export const referenceStages = { findLandmarks, insertAtBodyEnd, addTracking, unsubscribeFooter };
