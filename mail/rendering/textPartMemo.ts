@@ -15,6 +15,8 @@ interface Remembered {
   /** The HTML with each occurrence of the token as MARKER (or the HTML itself when there is no token). */
   key: string;
   tokenised: boolean;
+  /** Word wrap counts characters: a token of another length would wrap differently. */
+  tokenLength: number;
   text: string;
 }
 
@@ -26,12 +28,14 @@ export class TextPartMemo {
     const tokenised = token !== null && token.length > 0 && html.includes(token) && !html.includes(MARKER);
     const key = tokenised ? html.replaceAll(token, MARKER) : html;
     const last = this.last;
-    if (last && last.tokenised === tokenised && last.key === key) return tokenised ? last.text.replaceAll(MARKER, token) : last.text;
+    const tokenLength = tokenised ? token.length : 0;
+    if (last && last.tokenised === tokenised && last.tokenLength === tokenLength && last.key === key)
+      return tokenised ? last.text.replaceAll(MARKER, token) : last.text;
 
     const text = htmlToText(html);
     this.last = null;
-    if (!tokenised) this.last = { key, tokenised, text };
-    else if (tokenAppearsOnlyAsItself(text, token)) this.last = { key, tokenised, text: text.replaceAll(token, MARKER) };
+    if (!tokenised) this.last = { key, tokenised, tokenLength, text };
+    else if (tokenAppearsOnlyAsItself(text, token)) this.last = { key, tokenised, tokenLength, text: text.replaceAll(token, MARKER) };
     return text;
   }
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { renderEmail, TemplateRenderError, type RenderedEmail, type RenderInput, type TemplateType } from '../../mail/rendering/renderEmail';
+import { preparedTemplate, renderEmail, TemplateRenderError, type RenderedEmail, type RenderInput, type TemplateType } from '../../mail/rendering/renderEmail';
 import { emailLinks, type EmailLinks } from '../../mail/links/signedLinks';
 import { templateVariables } from '../../services/sending/templateVariables';
 import { composeEmail, type EmailToCompose } from '../../services/sending/emailComposer';
@@ -283,6 +283,31 @@ describe('the prepared renderer renders what the renderer rendered, byte for byt
     const paragraph = '<p>Hello {{name}}, read <a href="https://example.com/{{id}}">this</a> and more text to fill the line nicely.</p>\n';
     const body = `<html><body>${'<p>static filler text</p>'.repeat(37_000)}${paragraph.repeat(1_000)}</body></html>`;
     expect(expectSameBothWays({ name: '1 MB', body, type: 'MARKETING', tracking: { opens: true, clicks: true } })).toBe(5);
+  });
+
+  it('recipients whose tokens differ in length (word wrap differs) get their own text part', () => {
+    // "Hi x [<manage URL>]" fits in 78 columns with a short token and wraps with a long one.
+    const body = '<html><body><p>Hi <a href="{{manageUrl}}">x</a></p></body></html>';
+    for (const contactId of ['c', 'a-contact-id-of-another-length-entirely', 'c', 'dd']) {
+      const ids = { emailId: crypto.randomUUID(), contactId };
+      const input = (links: EmailLinks): RenderInput => ({
+        subject: 's',
+        body,
+        type: 'MARKETING',
+        variables: templateVariables({ id: contactId, email: 'a@example.com', data: {} }, {}, links),
+        links,
+      });
+      expect(renderEmail(input(emailLinks(PUBLIC_URL, SECRET, ids)))).toEqual(referenceRenderEmail(input(referenceEmailLinks(PUBLIC_URL, SECRET, ids))));
+    }
+  });
+
+  it('prepares a template once per content and settings', () => {
+    const content = { subject: 'Hi {{name}}', body: `<p>${crypto.randomUUID()}</p>`, type: 'MARKETING' as const };
+    const first = preparedTemplate(content, { opens: true, clicks: true });
+    expect(preparedTemplate({ ...content, body: `${content.body}` }, { opens: true, clicks: true })).toBe(first);
+    expect(preparedTemplate(content, { opens: true, clicks: false })).not.toBe(first);
+    expect(preparedTemplate({ ...content, subject: 'Hi' }, { opens: true, clicks: true })).not.toBe(first);
+    expect(preparedTemplate({ ...content, type: 'TRANSACTIONAL' }, { opens: true, clicks: true })).not.toBe(first);
   });
 
   it('composeEmail renders what the renderer rendered', () => {
