@@ -40,7 +40,7 @@ interface TrackedTarget {
 }
 
 /** Targets seen in one template's links, so each is classified and encoded once; cleared when it grows past this. */
-const MAX_TARGETS_KEPT = 2_000;
+export const MAX_TARGETS_KEPT = 500;
 export type TrackedTargets = Map<string, TrackedTarget>;
 
 function trackedTarget(target: string, known: TrackedTargets): TrackedTarget {

@@ -2,8 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { EmailLinks } from '../links/signedLinks';
 import { compileTemplate, describeHandlebarsError, htmlTooDeep, type RenderFunction } from './templateCompiler';
 import { findLandmarks, MAX_HTML_DEPTH, type HrefSpan } from './htmlLandmarks';
-import { applySplices, clickSplices, openPixel, type Splice, type TrackedTargets } from './linkTracking';
-import { TextPartMemo } from './textPartMemo';
+import { applySplices, clickSplices, MAX_TARGETS_KEPT, openPixel, type Splice, type TrackedTargets } from './linkTracking';
+import { MAX_REMEMBERED_HTML, TextPartMemo } from './textPartMemo';
 import { TemplateRenderError, type TemplateProblem } from './templateProblems';
 import { unsubscribeFooter } from './unsubscribeFooter';
 
@@ -54,8 +54,18 @@ export function checkTemplate(source: { subject: string; body: string }): Templa
   return problems;
 }
 
+/**
+ * What renders of one body learn that holds for every variant of it (subject, type, tracking):
+ * how its link targets are tracked, and its last text part (keyed by the whole HTML, footer
+ * included, so any variant can use it).
+ */
+interface BodyMemory {
+  trackedTargets: TrackedTargets;
+  textMemo: TextPartMemo;
+}
+
 /** `tracking` applies when rendering gets links; null tracks nothing. */
-export function prepareTemplate(source: TemplateSource, tracking: TrackingSettings | null): PreparedTemplate {
+export function prepareTemplate(source: TemplateSource, tracking: TrackingSettings | null, memory: BodyMemory = newBodyMemory()): PreparedTemplate {
   const subject = compileTemplate('subject', source.subject);
   const body = compileTemplate('body', source.body);
   return {
@@ -64,33 +74,45 @@ export function prepareTemplate(source: TemplateSource, tracking: TrackingSettin
     problems: checkTemplate(source),
     subject: subject.render,
     body: body.render,
-    trackedTargets: new Map(),
-    textMemo: new TextPartMemo(),
+    trackedTargets: memory.trackedTargets,
+    textMemo: memory.textMemo,
   };
+}
+
+function newBodyMemory(): BodyMemory {
+  return { trackedTargets: new Map(), textMemo: new TextPartMemo() };
 }
 
 /**
  * Prepared templates kept for reuse, keyed by body (the same string object for a whole campaign
  * batch, so a lookup does not even read it) and then by type, tracking and subject. Bounded by
- * count and by the size of the bodies it holds (each prepared template also keeps about one text
- * part and the compiled functions, which compileTemplate's own cache bounds).
+ * count and by size: each body is charged twice its length plus what its memory can hold (the
+ * text memo keeps HTML of at most MAX_REMEMBERED_HTML characters, the tracked targets at most
+ * MAX_TARGETS_KEPT); the compiled functions are bounded by compileTemplate's own cache.
  */
+interface PreparedBody {
+  memory: BodyMemory;
+  variants: Map<string, PreparedTemplate>;
+}
+
 const MAX_VARIANTS_PER_BODY = 16;
-const prepared = new LRUCache<string, Map<string, PreparedTemplate>>({
+/** The remembered HTML (with its key) and text, and the targets with their encoded forms. */
+const BODY_MEMORY_ALLOWANCE = 3 * MAX_REMEMBERED_HTML + MAX_TARGETS_KEPT * 200;
+const prepared = new LRUCache<string, PreparedBody>({
   max: 500,
   maxSize: 64_000_000,
-  sizeCalculation: (_variants, body) => 2 * body.length + 1,
+  sizeCalculation: (_prepared, body) => 2 * body.length + BODY_MEMORY_ALLOWANCE,
 });
 
 export function preparedTemplate(source: TemplateSource, tracking: TrackingSettings | null): PreparedTemplate {
   const variantKey = `${source.type}\u0000${tracking ? `${+tracking.opens}${+tracking.clicks}` : '-'}\u0000${source.subject}`;
-  let variants = prepared.get(source.body);
-  let found = variants?.get(variantKey);
+  let body = prepared.get(source.body);
+  let found = body?.variants.get(variantKey);
   if (found) return found;
-  found = prepareTemplate(source, tracking);
-  if (!variants) prepared.set(source.body, (variants = new Map()));
-  if (variants.size >= MAX_VARIANTS_PER_BODY) variants.clear();
-  variants.set(variantKey, found);
+  if (!body) prepared.set(source.body, (body = { memory: newBodyMemory(), variants: new Map() }));
+  found = prepareTemplate(source, tracking, body.memory);
+  if (body.variants.size >= MAX_VARIANTS_PER_BODY) body.variants.clear();
+  body.variants.set(variantKey, found);
   return found;
 }
 

@@ -11,6 +11,9 @@ import { htmlToText } from './htmlToText';
  */
 const MARKER = '\u0000\u0001'; // no prefix of it is also its suffix, so where it stands is never ambiguous
 
+/** Larger HTML is not remembered: its text is made for each recipient (and memory stays bounded). */
+export const MAX_REMEMBERED_HTML = 64_000;
+
 interface Remembered {
   /** The HTML with each occurrence of the token as MARKER (or the HTML itself when there is no token). */
   key: string;
@@ -25,6 +28,7 @@ export class TextPartMemo {
 
   /** htmlToText(html), where `token` is the recipient's contact token, or null without links. */
   textOf(html: string, token: string | null): string {
+    if (html.length > MAX_REMEMBERED_HTML) return htmlToText(html);
     const tokenised = token !== null && token.length > 0 && html.includes(token) && !html.includes(MARKER);
     const key = tokenised ? html.replaceAll(token, MARKER) : html;
     const last = this.last;
