@@ -15,12 +15,14 @@ const MARKER = '\u0000\u0001'; // no prefix of it is also its suffix, so where i
 export const MAX_REMEMBERED_HTML = 64_000;
 
 interface Remembered {
-  /** The HTML with each occurrence of the token as MARKER (or the HTML itself when there is no token). */
-  key: string;
-  tokenised: boolean;
-  /** Word wrap counts characters: a token of another length would wrap differently. */
-  tokenLength: number;
+  html: string;
+  /** The recipient's token, when the HTML holds it (and not the marker). */
+  token: string | null;
   text: string;
+  /** The HTML with each occurrence of the token as MARKER, made when a next HTML of the same length comes. */
+  key?: string;
+  /** The text likewise, or null when the token cannot be swapped in it; made on the first match. */
+  maskedText?: string | null;
 }
 
 export class TextPartMemo {
@@ -29,23 +31,29 @@ export class TextPartMemo {
   /** htmlToText(html), where `token` is the recipient's contact token, or null without links. */
   textOf(html: string, token: string | null): string {
     if (html.length > MAX_REMEMBERED_HTML) return htmlToText(html);
-    const tokenised = token !== null && token.length > 0 && html.includes(token) && !html.includes(MARKER);
-    const key = tokenised ? html.replaceAll(token, MARKER) : html;
     const last = this.last;
-    const tokenLength = tokenised ? token.length : 0;
-    if (last && last.tokenised === tokenised && last.tokenLength === tokenLength && last.key === key)
-      return tokenised ? last.text.replaceAll(MARKER, token) : last.text;
-
+    // Only HTML of the same length can match; with equal keys, that means tokens of the same
+    // length, which word wrap (counting characters) needs.
+    if (last && last.html.length === html.length) {
+      const ownToken = token && html.includes(token) && !html.includes(MARKER) ? token : null;
+      if (!ownToken || !last.token) {
+        if (!ownToken && !last.token && html === last.html) return last.text;
+      } else {
+        last.key ??= last.html.replaceAll(last.token, MARKER);
+        if (html.replaceAll(ownToken, MARKER) === last.key) {
+          if (last.maskedText === undefined) last.maskedText = swappable(last.text, last.token) ? last.text.replaceAll(last.token, MARKER) : null;
+          if (last.maskedText !== null) return last.maskedText.replaceAll(MARKER, ownToken);
+        }
+      }
+    }
     const text = htmlToText(html);
-    this.last = null;
-    if (!tokenised) this.last = { key, tokenised, tokenLength, text };
-    else if (tokenAppearsOnlyAsItself(text, token)) this.last = { key, tokenised, tokenLength, text: text.replaceAll(token, MARKER) };
+    this.last = { html, token: token && html.includes(token) && !html.includes(MARKER) ? token : null, text };
     return text;
   }
 }
 
 /** The token appears in the text only as written (not upper-cased) and the marker not at all. */
-function tokenAppearsOnlyAsItself(text: string, token: string): boolean {
+function swappable(text: string, token: string): boolean {
   if (text.includes(MARKER) || !/[a-z]/.test(token)) return false;
   return countOf(text, token) === countOf(text.toLowerCase(), token.toLowerCase());
 }
