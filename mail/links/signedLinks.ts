@@ -38,20 +38,31 @@ export function verifyClickSignature(secret: string, emailId: string, url: strin
 /** The URLs one email's rendering needs, built from PUBLIC_URL. */
 export interface EmailLinks {
   openPixelUrl: string;
+  /** `${clickBase}?url=${encodeURIComponent(target)}&sig=${clickSignature(target)}`. */
   clickUrl(target: string): string;
+  /** The click redirect of this email, before its query. */
+  clickBase: string;
+  clickSignature(target: string): string;
   unsubscribeUrl: string;
   subscribeUrl: string;
   manageUrl: string;
+  /** The signed contact token the three pages end with: the only part of them that differs between recipients. */
+  contactToken: string;
 }
 
 export function emailLinks(publicUrl: string, secret: string, ids: { emailId: string; contactId: string }): EmailLinks {
   const contactToken = signLinkToken(secret, 'contact', ids.contactId);
   const emailToken = signLinkToken(secret, 'open', ids.emailId);
+  const clickBase = `${publicUrl}/t/c/${ids.emailId}`;
+  const signClick = (target: string) => clickSignature(secret, ids.emailId, target);
   return {
     openPixelUrl: `${publicUrl}/t/o/${emailToken}.gif`,
-    clickUrl: (target) => `${publicUrl}/t/c/${ids.emailId}?url=${encodeURIComponent(target)}&sig=${clickSignature(secret, ids.emailId, target)}`,
+    clickUrl: (target) => `${clickBase}?url=${encodeURIComponent(target)}&sig=${signClick(target)}`,
+    clickBase,
+    clickSignature: signClick,
     unsubscribeUrl: `${publicUrl}/unsubscribe/${contactToken}`,
     subscribeUrl: `${publicUrl}/subscribe/${contactToken}`,
     manageUrl: `${publicUrl}/manage/${contactToken}`,
+    contactToken,
   };
 }

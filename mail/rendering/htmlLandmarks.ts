@@ -6,13 +6,13 @@ import { QuoteType, Tokenizer } from 'htmlparser2';
  * the exact source span of every link's `href`. Also how deep elements nest (MAX_HTML_DEPTH). Links inside comments (Outlook's conditional
  * comments included), scripts and styles are not links to the tokenizer and stay as written.
  */
-interface HrefSpan {
+export interface HrefSpan {
   start: number;
   end: number;
   value: string;
 }
 
-interface HtmlLandmarks {
+export interface HtmlLandmarks {
   hrefs: HrefSpan[];
   /** Index of the last `</body>`, or null. */
   bodyClose: number | null;

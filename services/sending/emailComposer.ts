@@ -1,6 +1,6 @@
 import type { Config } from '../../lib/config';
 import type { EmailSource, NewEmail } from '../../db/emails/emailRepository';
-import { renderEmail, type RenderedEmail, type TemplateType } from '../../mail/rendering/renderEmail';
+import { preparedTemplate, renderPrepared, type RenderedEmail, type TemplateType } from '../../mail/rendering/renderEmail';
 import { emailLinks } from '../../mail/links/signedLinks';
 import { templateVariables } from './templateVariables';
 import { recipientRefusal } from './recipientRefusal';
@@ -61,14 +61,9 @@ export interface ComposedEmail {
 export function composeEmail(config: ComposerConfig, input: EmailToCompose): ComposedEmail {
   const { id, content, sender, recipient, personalisation, owners } = input;
   const links = emailLinks(config.publicUrl, config.secret, { emailId: id, contactId: personalisation.linkContactId });
-  const rendered = renderEmail({
-    subject: content.subject,
-    body: content.body,
-    type: content.type,
-    variables: templateVariables(personalisation.contact, personalisation.requestData, links),
-    links,
-    tracking: { opens: config.trackOpens, clicks: config.trackClicks },
-  });
+  // Compiled, checked and prepared once per template (cached by content): only the recipient's part is done here.
+  const template = preparedTemplate(content, { opens: config.trackOpens, clicks: config.trackClicks });
+  const rendered = renderPrepared(template, templateVariables(personalisation.contact, personalisation.requestData, links), links);
   const refusal = recipientRefusal({ type: content.type }, { suppressed: recipient.suppressed, subscribed: recipient.subscribed });
   const email: NewEmail = {
     id,
