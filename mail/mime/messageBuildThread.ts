@@ -8,9 +8,21 @@ export type BuildOutcome = { ok: true; message: BuiltMessage } | { ok: false; er
 export default function buildMessages(mails: OutgoingMail[]): BuildOutcome[] {
   return mails.map((mail) => {
     try {
-      return { ok: true, message: buildMessage(mail) };
+      return { ok: true, message: buildMessage(withBuffers(mail)) };
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
   });
+}
+
+/** Buffers (attachment contents) arrive on a thread as plain Uint8Arrays over the same bytes: Buffers again. */
+function withBuffers(mail: OutgoingMail): OutgoingMail {
+  if (!mail.attachments?.length) return mail;
+  return {
+    ...mail,
+    attachments: mail.attachments.map((a) => {
+      const content: Uint8Array = a.content;
+      return Buffer.isBuffer(content) ? a : { ...a, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) };
+    }),
+  };
 }

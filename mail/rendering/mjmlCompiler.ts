@@ -1,4 +1,4 @@
-import mjml2html from 'mjml';
+import type mjml2htmlType from 'mjml';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -35,9 +35,23 @@ export function compileMjml(source: string): MjmlResult {
   return result;
 }
 
+/**
+ * MJML and its components take about 37 MB of a process's memory once loaded, and most
+ * installations never send an MJML template: it loads on the first one.
+ */
+let mjml2html: typeof mjml2htmlType | undefined;
+function loadMjml(): typeof mjml2htmlType {
+  if (!mjml2html) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, synchronously, as rendering is synchronous
+    const loaded = require('mjml') as typeof mjml2htmlType & { default?: typeof mjml2htmlType };
+    mjml2html = loaded.default ?? loaded;
+  }
+  return mjml2html;
+}
+
 function compileUncached(source: string): MjmlResult {
   try {
-    const output = mjml2html(source, { validationLevel: 'soft', ignoreIncludes: true, keepComments: false, minify: false, beautify: false });
+    const output = loadMjml()(source, { validationLevel: 'soft', ignoreIncludes: true, keepComments: false, minify: false, beautify: false });
     const problems = output.errors
       // `<mj-section background-color="{{color}}">` is not a colour until Handlebars has run.
       .filter((e) => !/\{\{/.test(e.message))

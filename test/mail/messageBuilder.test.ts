@@ -4,6 +4,7 @@ import nodemailer from 'nodemailer';
 import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { buildMessage } from '../../mail/mime/messageBuilder';
+import { createMessageBuilder } from '../../mail/mime/messageBuildPool';
 import type { OutgoingMail } from '../../mail/mime/outgoingMail';
 import { createSmtpTransport } from '../../mail/mailTransport';
 import { createDnsResolver } from '../../lib/dns/dnsResolver';
@@ -216,6 +217,30 @@ describe('the message builder', () => {
     expect(h).toBe('from:subject:date:message-id:to:mime-version:content-type:list-unsubscribe:list-unsubscribe-post');
     const tampered = Buffer.from(text.replace('List-Unsubscribe-Post: List-Unsubscribe=One-Click', 'List-Unsubscribe-Post: List-Unsubscribe=Two-Click'));
     expect((await dkimResults(tampered))[0].status.result).toBe('fail');
+  });
+
+  it('builds the same messages on a worker thread (MAIL_BUILD_THREADS), each its own Buffer, DKIM verifying; a mail that cannot be built fails alone', async () => {
+    const pool = createMessageBuilder(1);
+    try {
+      const mails = cases.map(([, mail]) => mail);
+      // Asked for in one turn of the event loop: they travel to the thread as one task.
+      const [threaded, unbuildable] = await Promise.all([
+        Promise.all(mails.map((mail) => pool.build(mail))),
+        pool.build({ ...mails[0], from: '' }).then(
+          () => 'built',
+          (err: Error) => err.message,
+        ),
+      ]);
+      expect(unbuildable).toMatch(/no From address/);
+      for (const [i, message] of threaded.entries()) {
+        expect(Buffer.isBuffer(message.raw)).toBe(true);
+        expect(comparable(await simpleParser(message.raw))).toEqual(comparable(await simpleParser(buildMessage(mails[i]).raw)));
+        expect(message.envelope).toEqual(buildMessage(mails[i]).envelope);
+        if (mails[i].dkim) expect((await dkimResults(message.raw)).map((r) => r.status.result)).toEqual(['pass']);
+      }
+    } finally {
+      await pool.close();
+    }
   });
 
   it('gives every message its own boundaries', () => {

@@ -11,6 +11,7 @@ import { runMigrations } from '../../db/migrate';
 import { createOrm, type Orm } from '../../db/orm';
 import { startApiServer, type RunningApi } from '../../api/server';
 import { createMailTransport, type MailTransport } from '../../mail/mailTransport';
+import { createMessageBuilder } from '../../mail/mime/messageBuildPool';
 import { createWorker } from '../../worker/createWorker';
 import { ensureSchedules } from '../../worker/schedules';
 import { installTemporalRuntime } from '../../worker/temporalLogging';
@@ -92,9 +93,11 @@ export async function startTestStack(
   const eventTriggers = createEventTriggers(logger);
   const api = await startApiServer(options.apiEnv ? loadConfig({ ...env, ...options.apiEnv }) : config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
-  const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger });
+  // As the worker process does: messages built and signed on MAIL_BUILD_THREADS threads (1 by default).
+  const messageBuilder = createMessageBuilder(config.mailBuildThreads);
+  const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, builder: messageBuilder });
   // Campaigns get their own, larger pool of SMTP connections.
-  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: config.campaignSmtpConnections });
+  const campaignMail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, maxConnections: config.campaignSmtpConnections, builder: messageBuilder });
   const connection = await createClientConnection(temporalConnectionOptions(config), false);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
@@ -124,6 +127,7 @@ export async function startTestStack(
       await api.close();
       await mail.close();
       await campaignMail.close();
+      await messageBuilder.close();
       await orm.close();
       await connection.close();
       await dropTestDatabase(databaseUrl);
