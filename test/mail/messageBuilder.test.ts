@@ -236,8 +236,10 @@ describe('the message builder', () => {
         expect(Buffer.isBuffer(message.raw)).toBe(true);
         expect(comparable(await simpleParser(message.raw))).toEqual(comparable(await simpleParser(buildMessage(mails[i]).raw)));
         expect(message.envelope).toEqual(buildMessage(mails[i]).envelope);
-        if (mails[i].dkim) expect((await dkimResults(message.raw)).map((r) => r.status.result)).toEqual(['pass']);
       }
+      const signed = threaded.filter((_, i) => mails[i].dkim);
+      expect(signed.length).toBeGreaterThan(0);
+      for (const message of signed) expect((await dkimResults(message.raw)).map((r) => r.status.result)).toEqual(['pass']);
     } finally {
       await pool.close();
     }
