@@ -39,13 +39,16 @@ async function main() {
   const extraWorkers = Math.max(0, Number(process.argv[3] ?? 1) - 1);
   const profileDir = process.env.BENCH_PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-campaign-profile-')) : null;
   if (profileDir)
-    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384'} --cpu-prof --cpu-prof-dir=${profileDir}`;
+    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --cpu-prof --cpu-prof-dir=${profileDir}`;
   const dns = await startTestDnsServer();
   const sink = await startSmtpSink();
   const stack = await startBenchStack({ worker: true, env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
   const more = [];
   for (let i = 0; i < extraWorkers; i++) {
-    const w = spawnService('worker/main.ts', { ...stack.env, SMTP_URL: sink.url, DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' }, ['--max-old-space-size=384']);
+    const w = spawnService('worker/main.ts', { ...stack.env, SMTP_URL: sink.url, DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' }, [
+      '--max-old-space-size=384',
+      '--max-semi-space-size=2',
+    ]);
     more.push(w);
   }
   const orm = await createOrm(stack.databaseUrl);

@@ -72,7 +72,7 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     worker = spawnService(
       'worker/main.ts',
       { ...env, LOG_LEVEL: 'info' },
-      (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384').split(' ').filter(Boolean),
+      (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2').split(' ').filter(Boolean),
     );
     children.push(worker);
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
