@@ -13,6 +13,9 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     discovery: { warnWhenNoEntities: true },
     pool: { min: 0, max: Number(process.env.DATABASE_POOL_MAX ?? 20) },
+    // While PostgreSQL is away, a request learns it within seconds (the API answers 503) instead
+    // of waiting a minute for a connection (knex's default) past any client's timeout.
+    driverOptions: { acquireConnectionTimeout: 10_000, connection: { connectionTimeoutMillis: 5_000 } },
     // Timestamps come back as Date; jsonb stays parsed by the driver.
     forceUtcTimezone: true,
     debug: false,

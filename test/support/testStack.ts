@@ -76,6 +76,8 @@ export async function startTestStack(
     worker?: boolean;
     /** Settings of the API alone (e.g. its TEMPORAL_ADDRESS through a proxy a test cuts), over `env`. */
     apiEnv?: Record<string, string>;
+    /** The API's DATABASE_URL made from the test database's (e.g. through a proxy a test cuts). */
+    apiDatabaseUrl?: (databaseUrl: string) => string;
   } = {},
 ): Promise<TestStack> {
   const databaseUrl = await createTestDatabase();
@@ -91,7 +93,8 @@ export async function startTestStack(
 
   // One trigger point shared by the API and the worker, as listeners see every event in production.
   const eventTriggers = createEventTriggers(logger);
-  const api = await startApiServer(options.apiEnv ? loadConfig({ ...env, ...options.apiEnv }) : config, logger, { host: '127.0.0.1', eventTriggers });
+  const apiOwn = { ...options.apiEnv, ...(options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(databaseUrl) } : {}) };
+  const api = await startApiServer(Object.keys(apiOwn).length ? loadConfig({ ...env, ...apiOwn }) : config, logger, { host: '127.0.0.1', eventTriggers });
   const orm = await createOrm(databaseUrl);
   // As the worker process does: messages built and signed on MAIL_BUILD_THREADS threads (1 by default).
   const messageBuilder = createMessageBuilder(config.mailBuildThreads);
