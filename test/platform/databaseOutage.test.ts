@@ -44,6 +44,7 @@ describe('the database away', () => {
       () => http.get('/contacts', { key }),
       () => http.post('/contacts', { email: 'away@example.com' }, { key }),
       () => http.post('/v1/track', { email: 'away@example.com', event: 'signed-up' }, { key: publicKey }),
+      () => http.post('/v1/send', { to: 'away@example.com', subject: 'Hello', body: '<p>Hi</p>' }, { key }),
     ]) {
       const startedAt = Date.now();
       const res = await request();
