@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { emailAddress } from './commonFields';
 import { contactData, subscribedFlag } from './contactSchemas';
+import { MESSAGE_OWN_FIELDS } from '../../mail/mime/messageBuilder';
 
 /** Recipients one POST /v1/send may carry; each gets its own contact, rendering and email record. */
 export const MAX_RECIPIENTS_PER_SEND = 100;
@@ -22,28 +23,8 @@ const recipient = z.union([emailAddress, z.object({ name: displayName.optional()
   errorMap: () => ({ message: 'Each recipient is an email address or an object { name, email }' }),
 });
 
-/**
- * Headers that describe the message's own structure, identity or signature: Mailroom writes them,
- * and one sent by the caller would corrupt or forge the message.
- */
-export const RESERVED_HEADER_NAMES = new Set([
-  'from',
-  'to',
-  'cc',
-  'bcc',
-  'subject',
-  'reply-to',
-  'sender',
-  'date',
-  'message-id',
-  'mime-version',
-  'content-type',
-  'content-transfer-encoding',
-  'content-disposition',
-  'dkim-signature',
-  'return-path',
-  'received',
-]);
+/** Headers Mailroom writes itself (the message's structure, identity, route, signature): one from the caller is refused. */
+export const RESERVED_HEADER_NAMES = MESSAGE_OWN_FIELDS;
 
 /** RFC 5322 field names: printable ASCII without the colon. */
 const headerName = /^[!-9;-~]{1,100}$/;

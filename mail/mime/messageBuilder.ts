@@ -30,10 +30,12 @@ interface Part {
 }
 
 /**
- * Fields the builder writes itself (and Bcc, which a message never shows): a custom header by
- * one of these names is left out, so it can neither replace nor repeat them.
+ * Fields that make the message's own structure, identity, route or signature: the builder writes
+ * them itself (Bcc a message never shows; Return-Path and Received belong to relays). A custom
+ * header by one of these names is left out, so it can neither replace nor repeat them, and the API
+ * refuses one from a caller (api/schemas/sendSchemas.ts) rather than drop it unseen.
  */
-const BUILDER_FIELDS = new Set([
+export const MESSAGE_OWN_FIELDS: ReadonlySet<string> = new Set([
   'from',
   'to',
   'cc',
@@ -49,6 +51,8 @@ const BUILDER_FIELDS = new Set([
   'content-disposition',
   'content-id',
   'dkim-signature',
+  'return-path',
+  'received',
 ]);
 
 const field = (name: string, value: string): HeaderField => ({ name, line: foldField(name, value) });
@@ -134,7 +138,7 @@ export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}):
   fields.push(field('Date', dateValue(options.date ?? new Date())), field('Message-ID', messageId));
   for (const [rawName, value] of Object.entries(mail.headers ?? {})) {
     const name = fieldName(rawName);
-    if (!name || BUILDER_FIELDS.has(name.toLowerCase()) || typeof value !== 'string' || !value.trim()) continue;
+    if (!name || MESSAGE_OWN_FIELDS.has(name.toLowerCase()) || typeof value !== 'string' || !value.trim()) continue;
     fields.push({ name, line: unstructuredField(name, value) });
   }
   fields.push(field('MIME-Version', '1.0'));

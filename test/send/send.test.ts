@@ -310,6 +310,9 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
     await expectRefused({ ...valid(), headers: { 'X-Bad\r\nBcc': 'x' } }, 422);
     await expectRefused({ ...valid(), headers: { 'Bad Name': 'x' } }, 422, 'headers.Bad Name');
     await expectRefused({ ...valid(), headers: { From: 'evil@example.org' } }, 422, 'headers.From');
+    // A field the message builder writes itself is refused, not dropped unseen.
+    await expectRefused({ ...valid(), headers: { 'Content-ID': '<x@example.org>' } }, 422, 'headers.Content-ID');
+    await expectRefused({ ...valid(), headers: { 'return-path': 'bounce@example.org' } }, 422, 'headers.return-path');
     await expectRefused({ ...valid(), headers: { 'X-Long': 'v'.repeat(999) } }, 422, 'headers.X-Long');
     await expectRefused({ ...valid(), headers: { 'X-Number': 5 } }, 422, 'headers.X-Number');
   });
