@@ -47,6 +47,8 @@ interface PooledConnection {
   messages: number;
   busy: boolean;
   closed: boolean;
+  /** Fails the send in flight: nodemailer forgets it, uncalled, when the connection is closed from this side. */
+  abandon?: () => void;
 }
 
 /** Errors of the connection rather than of the message: a relay that dropped an idle connection gives these on the next send. */
@@ -55,7 +57,7 @@ const CONNECTION_ERRORS = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET']);
 export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logger: Logger): SmtpRelayPool {
   const settings = parseConnectionUrl(url) as SMTPConnection.Options & { auth?: { user?: string; pass?: string } };
   const connections = new Set<PooledConnection>();
-  const waiting: Array<(pooled: PooledConnection) => void> = [];
+  const waiting: Array<{ resolve(pooled: PooledConnection): void; reject(err: Error): void }> = [];
   let closed = false;
 
   function open(): PooledConnection {
@@ -73,8 +75,10 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
     });
     connection.on('end', drop);
     pooled.ready = new Promise<void>((resolve, reject) => {
-      // connect() calls back only once connected; a failure to connect is an 'error' event.
+      // connect() calls back only once connected; a failure to connect is an 'error' event, and a
+      // connection closed before it was ready (the pool closing) only ends.
       connection.once('error', reject);
+      connection.once('end', () => reject(new Error('The SMTP connection closed before it was ready')));
       connection.connect((err) => {
         if (err) return reject(err);
         const auth = settings.auth;
@@ -92,8 +96,9 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
     pooled.closed = true;
     connections.delete(pooled);
     pooled.connection.close();
+    pooled.abandon?.();
     // A send waiting for a connection can have the room this one leaves.
-    if (waiting.length && !closed) waiting.shift()!(take()!);
+    if (waiting.length && !closed) waiting.shift()!.resolve(take()!);
   }
 
   /** An idle connection, or a new one while there is room; null when all are busy. */
@@ -120,15 +125,15 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
     const next = waiting.shift();
     if (next) {
       pooled.busy = true;
-      next(pooled);
+      next.resolve(pooled);
     }
   }
 
   const acquire = () =>
-    new Promise<PooledConnection>((resolve) => {
+    new Promise<PooledConnection>((resolve, reject) => {
       const pooled = take();
       if (pooled) resolve(pooled);
-      else waiting.push(resolve);
+      else waiting.push({ resolve, reject });
     });
 
   async function sendOnce(message: RelayMessage): Promise<{ answer?: RelayAnswer; error?: RelayError; reused: boolean }> {
@@ -140,7 +145,9 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
       return { error: err as RelayError, reused: false };
     }
     return new Promise((resolve) => {
+      pooled.abandon = () => resolve({ error: Object.assign(new Error('The SMTP connection was closed during the send'), { code: 'ECONNECTION' }), reused });
       pooled.connection.send(message.envelope, message.raw, (err, info) => {
+        pooled.abandon = undefined;
         pooled.messages++;
         if (!err) {
           release(pooled);
@@ -167,7 +174,7 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
       let attempt = await sendOnce(message);
       // A connection the relay closed while it sat idle fails its next send before anything was
       // accepted: that one send goes again over a fresh connection.
-      if (attempt.error && attempt.reused && attempt.error.responseCode === undefined && CONNECTION_ERRORS.has(attempt.error.code ?? '')) {
+      if (attempt.error && attempt.reused && !closed && attempt.error.responseCode === undefined && CONNECTION_ERRORS.has(attempt.error.code ?? '')) {
         attempt = await sendOnce(message);
       }
       if (attempt.error) throw attempt.error;
@@ -175,6 +182,8 @@ export function createSmtpRelayPool(url: string, options: SmtpRelayOptions, logg
     },
     close() {
       closed = true;
+      // Sends still waiting for a connection fail now rather than wait for ever.
+      for (const waiter of waiting.splice(0)) waiter.reject(new Error('The SMTP pool is closed'));
       for (const pooled of [...connections]) {
         pooled.connection.quit();
         discard(pooled);

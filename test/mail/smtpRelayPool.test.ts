@@ -1,8 +1,9 @@
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { createSmtpRelayPool, type RelayError, type SmtpRelayOptions } from '../../mail/smtp/smtpRelayPool';
 import { createLogger } from '../../lib/logger';
 import { findFreePort } from '../../lib/freePort';
+import { eventually } from '../support/eventually';
 
 const logger = createLogger({ level: 'silent', name: 'test' });
 const options: SmtpRelayOptions = { maxConnections: 3, maxMessages: 100, connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 };
@@ -157,6 +158,42 @@ describe('SMTP relay pool', () => {
       good.close();
       bad.close();
       await relay.close();
+    }
+  });
+
+  it('fails the sends in progress and those waiting for a connection when it is closed', async () => {
+    // A relay that accepts connections and never greets: the one connection stays busy connecting.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const pool = createSmtpRelayPool(`smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`, { ...options, maxConnections: 1 }, logger);
+    try {
+      const connecting = pool.send(message('first@example.org')).then(
+        () => 'sent',
+        () => 'failed',
+      );
+      const waiting = pool.send(message('second@example.org')).then(
+        () => 'sent',
+        (err: Error) => err.message,
+      );
+      pool.close();
+      expect(await waiting).toBe('The SMTP pool is closed');
+      expect(await connecting).toBe('failed');
+    } finally {
+      silent.close();
+    }
+    // A relay that takes the message and never answers its end: the send is in flight when the pool closes.
+    const mute = await startRelay({ onData: (stream) => stream.resume() });
+    const pool2 = createSmtpRelayPool(mute.url, options, logger);
+    try {
+      const inFlight = pool2.send(message('third@example.org')).then(
+        () => 'sent',
+        () => 'failed',
+      );
+      await eventually(() => expect(mute.connectionsSeen).toBe(1));
+      pool2.close();
+      expect(await inFlight).toBe('failed');
+    } finally {
+      await mute.close();
     }
   });
 
