@@ -159,7 +159,7 @@ async function main() {
     await dns.close();
     if (profileDir && span) {
       console.log(`\nWhere the worker's CPU went from the send call to the last mail (--cpu-prof; profiling slows it down)`);
-      printProfileStages(profileDir, sentCount, { ...span, exitedAt });
+      printProfileStages(profileDir, stack.pids.worker!, sentCount, { ...span, exitedAt });
     }
   }
 }

@@ -69,16 +69,17 @@ export function profileStages(profile: CpuProfile, window?: { from: number; to: 
 }
 
 /**
- * The stages of every thread profiled into `dir`, the main thread first, as µs per message.
+ * The stages of every thread of process `pid` profiled into `dir` (the worker's own bundling child
+ * writes a profile there too), the main thread first, as µs per message.
  * Counted between `from` and `to` (epoch ms): the profile's clock is tied to the epoch by its
  * end, which is when the process exited (`exitedAt`), so start-up and shutdown stay out.
  */
-export function printProfileStages(dir: string, messages: number, span: { from: number; to: number; exitedAt: number }): void {
+export function printProfileStages(dir: string, pid: number, messages: number, span: { from: number; to: number; exitedAt: number }): void {
+  // Node names the files CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread.
   const files = fs
     .readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
+    .filter((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid))
     .map((f) => ({ file: f, profile: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile }));
-  // Node names the files CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread.
   files.sort((a, b) => Number(a.file.split('.')[4]) - Number(b.file.split('.')[4]));
   for (const { file, profile } of files) {
     const offset = profile.endTime - span.exitedAt * 1000;
