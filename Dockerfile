@@ -47,7 +47,9 @@ COPY scripts ./scripts
 # The `node` user (uid 1000) comes with the official image.
 USER node
 VOLUME ["/data"]
-EXPOSE 8080
+# HTTP API; inbound SMTP (INBOUND_SMTP_PORT) and submission (SUBMISSION_SMTP_PORT), both above
+# 1024 because the app runs as `node`, not root: docker-compose.yml publishes them as 25 and 587.
+EXPOSE 8080 2500 2587
 
 # The slim image has no curl; Node 20's global fetch does the probe. The worker and the
 # migration job use this same image and turn the check off in docker-compose.yml.

@@ -1,14 +1,23 @@
 import type { ActivityDeps } from './deps';
 import { LOGIN_THROTTLE, loginThrottleRepository } from '../db/repositories/loginThrottleRepository';
 import { clientAddressBudget } from '../db/repositories/clientAddressBudget';
+import { applyRetention, type RetentionResult } from '../services/retention/retentionPass';
+import { RETENTION_KINDS } from '../services/retention/retentionRules';
 
-export function createCleanupActivities({ orm }: ActivityDeps) {
+export function createCleanupActivities({ orm, config, logger }: ActivityDeps) {
+  const retention = { orm, settings: config.retention, logger };
   return {
+    /** Called by runs recorded before the retention rules (which include idempotency keys) existed. */
     async deleteExpiredIdempotencyKeys(): Promise<number> {
-      const rows = await orm.em
-        .fork()
-        .execute(`with gone as (delete from idempotency_keys where expires_at < now() returning 1) select count(*)::int as n from gone`);
-      return rows[0].n;
+      return (await applyRetention(retention, 'idempotencyKeys')).removed;
+    },
+    /** The kinds of data the retention removes (services/retention/retentionRules.ts), asked at run time so a new kind needs no workflow change. */
+    async retentionKinds(): Promise<string[]> {
+      return [...RETENTION_KINDS];
+    },
+    /** One kind's retention: what it removed, and whether it got through (else the next run goes on). */
+    async applyRetention(kind: string): Promise<RetentionResult> {
+      return applyRetention(retention, kind);
     },
     /**
      * A project's rate-limit row counts nothing once its newest second has left the rolling

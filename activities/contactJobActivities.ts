@@ -4,7 +4,7 @@ import type { ActivityDeps } from './deps';
 import { jobRepository, type JobError } from '../db/jobs/jobRepository';
 import { CsvFileError, csvRowToUpsert, readCsvRecords, type CsvHeader } from '../services/contacts/csvImport';
 import { jobUploadRepository } from '../db/jobs/jobUploadRepository';
-import { contactRepository, type ContactUpsert, type RecordedEvent } from '../db/contacts/contactRepository';
+import { compareInCollationC, contactRepository, type ContactUpsert, type RecordedEvent } from '../db/contacts/contactRepository';
 
 /** Rows per transaction: big enough to be fast, small enough that a retry redoes little. */
 export const IMPORT_BATCH_SIZE = 1000;
@@ -42,7 +42,9 @@ async function upsertBatch(tx: EntityManager, projectId: string, items: Array<{ 
     if (!rowRefusal(err)) throw err;
   }
   let succeeded = 0;
-  for (const item of items) {
+  // In the order the batch statement takes its locks (see contactRepository), for the same reason.
+  const byEmail = [...items].sort((a, b) => compareInCollationC(a.upsert.email, b.upsert.email));
+  for (const item of byEmail) {
     try {
       const result = await tx.transactional((inner) => contactRepository.upsertManyByEmail(inner, projectId, [item.upsert], 'import'));
       events.push(...result.events);

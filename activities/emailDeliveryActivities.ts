@@ -16,6 +16,7 @@ export function createEmailDeliveryActivities({ config, orm, mail, logger, event
       const result = await deliverRecordedEmails(services, input.emailIds, `${workflowId}/${context.info.activityId}`, {
         // A local activity has no heartbeat of its own: its workflow task's timeout stands for it.
         onWave: context.info.isLocal ? undefined : (done) => context.heartbeat({ done }),
+        onWait: context.info.isLocal ? undefined : () => context.heartbeat({ waitingForDatabase: true }),
       });
       if (result.retry.length) logger.warn({ emails: result.retry.length, workflowId }, 'temporary delivery failures; retrying later');
       return result;

@@ -9,6 +9,7 @@ import { createSegmentActivities } from './segmentActivities';
 import { createBillingActivities } from './billingActivities';
 import { createAutomationExecutionActivities } from './automationExecutionActivities';
 import { createAutomationExecutionSweepActivities } from './automationExecutionSweepActivities';
+import { createInboundActivities } from './inboundActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBillingActivities(deps),
     ...createAutomationExecutionActivities(deps),
     ...createAutomationExecutionSweepActivities(deps),
+    ...createInboundActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -32,6 +32,8 @@ import { workflowExecutionRoutes } from './routes/workflowExecutionRoutes';
 import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerCache';
 import { activityRoutes } from './routes/activityRoutes';
 import { analyticsRoutes } from './routes/analyticsRoutes';
+import { emailRecordRoutes } from './routes/emailRecordRoutes';
+import { suppressionRoutes } from './routes/suppressionRoutes';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -82,6 +84,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     stripeWebhookRoutes(deps),
     activityRoutes(deps),
     analyticsRoutes(deps),
+    emailRecordRoutes(deps),
+    suppressionRoutes(deps),
     // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
     contactJobRoutes(deps),
     contactRoutes(deps),

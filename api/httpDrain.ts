@@ -52,7 +52,9 @@ function nextLoopTurn(): Promise<void> {
  *
  * `drain()` instead:
  * 1. answers every request from now on with `Connection: close`, so the client sends no further
- *    request on that connection and Node closes it after the response;
+ *    request on that connection and Node closes it after the response; for `noticeMs` it goes on
+ *    listening and answering as before (while /health says "draining"), so a load balancer's
+ *    health check sees the 503 and stops sending before any connection is refused;
  * 2. accepts what the kernel has queued (see LISTEN_QUIET_MS), then stops listening: from here
  *    on new connections are refused;
  * 3. waits for every request in progress to be answered, and for accepted connections to send
@@ -118,13 +120,14 @@ export function trackConnections(server: http.Server) {
     }
   }
 
-  async function drain(graceMs: number): Promise<DrainResult> {
+  async function drain(graceMs: number, noticeMs = 0): Promise<DrainResult> {
     draining = true;
     const deadline = Date.now() + graceMs;
     for (const state of connections.values()) {
       for (const res of state.open) if (!res.headersSent) res.setHeader('Connection', 'close');
     }
-    await acceptWhatIsQueued(graceMs / 2);
+    if (noticeMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(noticeMs, graceMs)));
+    await acceptWhatIsQueued(Math.max(0, deadline - Date.now()) / 2);
     // Only the listener: http.Server.prototype.close would also destroy "idle" connections at once.
     const listenerClosed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
     await nextLoopTurn();
@@ -171,5 +174,9 @@ export function trackConnections(server: http.Server) {
     return { forced };
   }
 
-  return { drain };
+  return {
+    drain,
+    /** True from the start of drain(): /health answers 503 "draining". */
+    isDraining: () => draining,
+  };
 }

@@ -22,9 +22,13 @@ async function main() {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, graceMs: config.apiShutdownGraceMs }, 'api shutting down: draining in-flight requests');
+    // SIGTERM is how orchestrators (Kubernetes, Docker, systemd) stop it, with a load balancer in
+    // front: it keeps listening for API_SHUTDOWN_NOTICE_MS with /health at 503 so the balancer
+    // stops sending before connections are refused. Ctrl-C (SIGINT) is a person waiting: no notice.
+    const noticeMs = signal === 'SIGTERM' ? config.apiShutdownNoticeMs : 0;
+    logger.info({ signal, graceMs: config.apiShutdownGraceMs, noticeMs }, 'api shutting down: draining in-flight requests');
     api
-      .close()
+      .close({ noticeMs })
       .then(() => {
         logger.info('api stopped');
         flushLogger(logger);

@@ -7,7 +7,7 @@ import { createOrm, type Orm } from '../db/orm';
 import { createTemporalClient, type TemporalHandle } from '../temporal/client';
 import { createApp } from './app';
 import { trackConnections } from './httpDrain';
-import { SenderDomainLookup } from '../services/domains/senderDomainLookup';
+import { SenderDomainLookup, mailModeOf } from '../services/domains/senderDomainLookup';
 import { CapUsageLookup } from '../services/billing/capUsageLookup';
 import { createEventTriggers, type EventTriggers } from '../db/events/eventTriggers';
 import { ContactWriteBatcher } from '../services/contacts/contactWriteBatcher';
@@ -16,7 +16,13 @@ import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import { attachExecutionTriggers } from '../services/automation/executionTriggers';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
+import type { InboundReceiptPorts } from '../services/inbound/inboundReceipt';
 import { createObjectStore } from '../lib/objectStorage/createObjectStore';
+import { removeAbandonedUploadTemporaries } from '../services/retention/temporaryFiles';
+import type { ApiDeps } from './state';
+import { configuredSmtpPorts, startSmtpListeners, type RunningSmtpListeners, type SmtpListenerPorts, type SmtpListenerStatus } from './smtp';
+import { InboundRecipients } from '../services/inbound/inboundRecipients';
+import { InboundReception } from '../services/inbound/inboundReception';
 
 export interface RunningApi {
   server: http.Server;
@@ -25,16 +31,29 @@ export interface RunningApi {
   orm: Orm;
   temporal: TemporalHandle;
   eventTriggers: EventTriggers;
-  /** Stops accepting connections, answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS), then closes pools. */
-  close(): Promise<void>;
+  /** The SMTP roles it runs (contract 20), each null when off. */
+  smtp: RunningSmtpListeners;
+  /**
+   * Stops accepting connections, answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS),
+   * then closes pools. With `noticeMs` (API_SHUTDOWN_NOTICE_MS, on SIGTERM) it first goes on
+   * listening that long with /health at 503, so load balancers stop sending before it refuses.
+   */
+  close(options?: { noticeMs?: number }): Promise<void>;
 }
 
 export async function startApiServer(
   config: Config,
   logger: Logger,
-  options: { host?: string; eventTriggers?: EventTriggers; snsFetch?: SnsFetcher } = {},
+  options: {
+    host?: string;
+    eventTriggers?: EventTriggers;
+    snsFetch?: SnsFetcher;
+    /** SMTP roles to start over what config asks for (tests: `{ submission: 0 }` for a free port). */
+    smtpPorts?: Partial<SmtpListenerPorts>;
+    inboundReceipt?: InboundReceiptPorts;
+  } = {},
 ): Promise<RunningApi> {
-  const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
+  const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'), {}, logger);
   const temporal = createTemporalClient(config, logger);
   const eventTriggers = options.eventTriggers ?? createEventTriggers(logger);
   const segmentUpdates = attachTrackedSegmentUpdates(orm, eventTriggers, logger);
@@ -52,7 +71,18 @@ export async function startApiServer(
     { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
   );
   const objectStore = createObjectStore(config);
-  const app = createApp({
+  // Which SMTP roles listen, for GET /config; set once each listener is up.
+  // In the background: a large uploads directory does not hold up the start.
+  const temporariesRemoved = removeAbandonedUploadTemporaries(objectStore, config.retention, logger);
+  const server = http.createServer();
+  // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 120_000;
+  // Before the app's request listener (added below), so the tracker sees every request first.
+  const connections = trackConnections(server);
+  const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false };
+  const deps: ApiDeps = {
     config,
     orm,
     temporal,
@@ -60,39 +90,56 @@ export async function startApiServer(
     eventTriggers,
     contactWrites: new ContactWriteBatcher(orm),
     apiKeys: new ApiKeyResolver(orm),
-    senderDomains: new SenderDomainLookup(orm),
+    senderDomains: new SenderDomainLookup(orm, mailModeOf(config)),
     capUsage: new CapUsageLookup(orm),
     deliveries,
     snsFetch: options.snsFetch,
+    inboundReceipt: options.inboundReceipt,
     objectStore,
-  });
+    isDraining: connections.isDraining,
+    smtpStatus,
+  };
+  const app = createApp(deps);
   const handleRequest = app.callback();
+  const inboundReception = new InboundReception({ orm, temporal, logger });
   // Koa settles every request itself (its error handling answers, ctx.onerror logs): the promise
   // it returns per request never rejects, and nothing waits for it.
-  const server = http.createServer((req, res) => void handleRequest(req, res));
-  // Slightly above common load-balancer idle timeouts, so the balancer closes idle sockets first.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 120_000;
-  const connections = trackConnections(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void handleRequest(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, options.host ?? '0.0.0.0', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  let smtp: RunningSmtpListeners;
+  try {
+    smtp = await startSmtpListeners(deps, { ...configuredSmtpPorts(config), ...options.smtpPorts }, smtpStatus, {
+      recipients: new InboundRecipients(orm, config.smtpListeners),
+      reception: inboundReception,
+    });
+  } catch (err) {
+    server.close();
+    await orm.close();
+    await temporal.close();
+    throw err;
+  }
 
   let closing: Promise<void> | undefined;
-  const close = () =>
+  const close = (closeOptions: { noticeMs?: number } = {}) =>
     (closing ??= (async () => {
-      const { forced } = await connections.drain(config.apiShutdownGraceMs);
+      // SMTP first: a message accepted there needs the database and Temporal until its reply.
+      await smtp.close();
+      const { forced } = await connections.drain(config.apiShutdownGraceMs, closeOptions.noticeMs ?? 0);
       if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
+      // Sessions in progress get their reply (a stored message its 250) before the pools close.
+      await inboundReception.drain();
       await segmentUpdates.close();
       await executionTriggers.close();
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();
+      await temporariesRemoved;
       objectStore.close();
     })());
 
-  return { server, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, close };
+  return { server, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, smtp, close };
 }

@@ -15,6 +15,8 @@ import type { CapUsageLookup } from '../services/billing/capUsageLookup';
 import type { DeliveryScheduler } from '../services/sending/deliveryScheduler';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import type { ObjectStore } from '../lib/objectStorage/objectStore';
+import type { InboundReceiptPorts } from '../services/inbound/inboundReceipt';
+import type { SmtpListenerStatus } from './smtp/listenerStatus';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -32,6 +34,13 @@ export interface ApiDeps {
   snsFetch?: SnsFetcher;
   /** Where uploaded images are kept (DATA_DIR/uploads or an S3 bucket). */
   objectStore: ObjectStore;
+  /** The inbound reception SES receipt notifications are handed to (services/inbound/inboundReceipt.ts); absent: they answer 503. */
+  inboundReceipt?: InboundReceiptPorts;
+  /** The SMTP roles listening now (api/smtp/index.ts), for GET /config; absent = none. */
+  smtpStatus?: SmtpListenerStatus;
+  /** True once the server has begun to shut down (api/httpDrain.ts): /health answers 503. */
+  isDraining?: () => boolean;
+  /** Which SMTP listener roles listen (GET /config); absent = none. */
 }
 
 export interface AppState {

@@ -2,10 +2,23 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { allEntities } from './entities';
 import { migrationsList } from './migrations';
+import type { Logger } from '../lib/logger';
 
 export type Orm = MikroORM;
 
-export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}): Options {
+/**
+ * Where the driver's own messages go. Knex prints a line of plain text to the console for each
+ * pooled connection the server drops ("Connection Error: …", one per connection during a
+ * database restart); with a logger they are JSON lines like the rest of the process's.
+ */
+function driverLog(logger: Logger | undefined) {
+  if (!logger) return undefined;
+  const log = (level: 'warn' | 'error' | 'debug') => (message: unknown) =>
+    logger[level]({ event: 'database.driver', detail: String(message) }, level === 'warn' ? 'database driver warning' : 'database driver message');
+  return { warn: log('warn'), error: log('error'), debug: log('debug'), deprecate: log('warn') };
+}
+
+export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}, logger?: Logger): Options {
   return {
     clientUrl: databaseUrl,
     entities: allEntities,
@@ -15,7 +28,7 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     pool: { min: 0, max: Number(process.env.DATABASE_POOL_MAX ?? 20) },
     // While PostgreSQL is away, a request learns it within seconds (the API answers 503) instead
     // of waiting a minute for a connection (knex's default) past any client's timeout.
-    driverOptions: { acquireConnectionTimeout: 10_000, connection: { connectionTimeoutMillis: 5_000 } },
+    driverOptions: { acquireConnectionTimeout: 10_000, connection: { connectionTimeoutMillis: 5_000 }, log: driverLog(logger) },
     // Timestamps come back as Date; jsonb stays parsed by the driver.
     forceUtcTimezone: true,
     debug: false,
@@ -24,8 +37,8 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
   };
 }
 
-export async function createOrm(databaseUrl: string, overrides: Partial<Options> = {}): Promise<Orm> {
-  return MikroORM.init(ormOptions(databaseUrl, overrides));
+export async function createOrm(databaseUrl: string, overrides: Partial<Options> = {}, logger?: Logger): Promise<Orm> {
+  return MikroORM.init(ormOptions(databaseUrl, overrides, logger));
 }
 
 /** One round trip to PostgreSQL (the health probe); rejects when the database does not answer. */

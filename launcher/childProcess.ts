@@ -4,6 +4,23 @@ export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Resolves with how the child ended; create it right after spawning, before the exit can pass unseen. */
+export function exitOf(child: ChildProcess): Promise<ProcessExit> {
+  if (hasExited(child)) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // Never started (e.g. ENOENT): no 'exit' comes.
+    child.once('error', () => {
+      if (child.pid === undefined) resolve({ code: null, signal: null });
+    });
+  });
+}
+
 export function waitForExit(child: ChildProcess): Promise<void> {
   if (hasExited(child)) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));

@@ -15,7 +15,8 @@ import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
-import { stopChildProcess } from './childProcess';
+import { exitOf, stopChildProcess } from './childProcess';
+import type { ProcessExit } from './childProcess';
 import {
   embeddedPostgresClusterDir,
   firstUnenterableAncestor,
@@ -24,6 +25,7 @@ import {
   reachablePostgresPrograms,
 } from './embeddedPostgresLocation';
 import type { SystemUserIds } from './embeddedPostgresLocation';
+import { stopLeftoversOfDeadServer } from './postgresLeftovers';
 
 export { embeddedPostgresClusterDir };
 
@@ -51,6 +53,14 @@ export interface EmbeddedPostgres {
   url: string;
   /** Where the cluster really is (options.dataDir unless it was relocated). */
   dataDir: string;
+  /** The postmaster's process id. */
+  pid: number;
+  /** Resolves once the postmaster has exited, whether stop() asked it to or not. */
+  exited: Promise<ProcessExit>;
+  /** The server's last output, for error messages. */
+  outputTail: () => string;
+  /** Processes a server that had died left behind, stopped before this one started (see postgresLeftovers). */
+  leftoversStopped: number[];
   /** Stops the server (fast shutdown: open sessions are disconnected); safe to call more than once. */
   stop: () => Promise<void>;
 }
@@ -206,6 +216,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     logTail = ''; // initdb's chatter would only bury a start failure
   }
 
+  const leftoversStopped = initialised ? await stopLeftoversOfDeadServer(dataDir) : [];
+
   const binary = path.join(programs, 'bin', 'postgres');
   const child = spawn(
     binary,
@@ -221,6 +233,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   );
   child.on('error', () => undefined); // startup reports spawn errors; a later failed kill must not crash us
   stopOnExit(child);
+  const exited = exitOf(child);
 
   // Always drain both pipes so postgres never blocks on a full one.
   let seen = '';
@@ -260,6 +273,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/postgres`,
     dataDir,
+    pid: child.pid!,
+    exited,
+    outputTail: () => logTail,
+    leftoversStopped,
     stop: () => (stopping ??= stopPostgres(child)),
   };
 }

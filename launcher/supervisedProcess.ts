@@ -3,37 +3,13 @@ import type { ChildProcess } from 'node:child_process';
 import readline from 'node:readline';
 import type { Logger } from '../lib/logger';
 import { hasExited, stopChildProcess } from './childProcess';
-
-/** When a crashed child is restarted, and when the supervisor gives up on it. */
-export interface RestartPolicy {
-  /** Crashes within `crashWindowMs` that make the supervisor give up. */
-  maxCrashes: number;
-  crashWindowMs: number;
-  /** The first restart waits this long; each further crash in a row doubles it, up to `maxDelayMs`. */
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** A run at least this long counts as stable: the next crash starts the backoff over. */
-  stableAfterMs: number;
-}
-
-export const DEFAULT_RESTART_POLICY: RestartPolicy = {
-  maxCrashes: 5,
-  crashWindowMs: 60_000,
-  initialDelayMs: 1000,
-  maxDelayMs: 30_000,
-  stableAfterMs: 60_000,
-};
+import { CrashLoopGuard } from './restartPolicy';
+import type { GiveUpSummary, RestartPolicy } from './restartPolicy';
 
 /** Lines of a child's output kept for the message that explains why the supervisor gave up. */
 const OUTPUT_LINES_KEPT = 50;
 /** After a child exits, how long to wait for the rest of its output before moving on. */
 const OUTPUT_FLUSH_WAIT_MS = 2000;
-
-export interface GiveUpSummary {
-  crashes: number;
-  windowMs: number;
-  lastOutput: string[];
-}
 
 export interface SupervisedProcessOptions {
   name: string;
@@ -57,15 +33,12 @@ export class SupervisedProcess {
   private child: ChildProcess | undefined;
   private closed: Promise<void> = Promise.resolve();
   private startedAt = 0;
-  private crashTimes: number[] = [];
-  private crashesInARow = 0;
-  private restartTimer: NodeJS.Timeout | undefined;
-  private stopping = false;
   private readonly output: string[] = [];
-  private readonly policy: RestartPolicy;
+  private readonly restarts: CrashLoopGuard;
 
   constructor(private readonly options: SupervisedProcessOptions) {
-    this.policy = options.policy ?? DEFAULT_RESTART_POLICY;
+    const { name, log, policy, onGiveUp } = options;
+    this.restarts = new CrashLoopGuard({ name, log, policy, onGiveUp });
   }
 
   get name(): string {
@@ -82,7 +55,7 @@ export class SupervisedProcess {
   }
 
   start(): void {
-    if (this.stopping) return;
+    if (this.restarts.isCancelled) return;
     const { name, args, cwd, env, log } = this.options;
     // Own process group: a terminal Ctrl-C reaches only the start command, which decides the order things stop in.
     const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -105,13 +78,12 @@ export class SupervisedProcess {
     if (child.pid !== undefined) log.info({ process: name, childPid: child.pid }, `${name} started (pid ${child.pid})`);
   }
 
-  /** Stops the child (SIGTERM, then SIGKILL after `graceMs`) and does not restart it. */
-  async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.restartTimer);
+  /** Stops the child (`signal`, SIGTERM by default, then SIGKILL after `graceMs`) and does not restart it. */
+  async stop(graceMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    this.restarts.cancel();
     const child = this.child;
     if (!child) return;
-    if (await stopChildProcess(child, { graceMs })) {
+    if (await stopChildProcess(child, { graceMs, signal })) {
       this.options.log.warn({ process: this.name, graceMs }, `${this.name} did not stop in time; it was killed`);
     }
     await this.outputFlushed();
@@ -119,8 +91,7 @@ export class SupervisedProcess {
 
   /** Immediate SIGKILL, for a forced exit. */
   kill(): void {
-    this.stopping = true;
-    clearTimeout(this.restartTimer);
+    this.restarts.cancel();
     if (this.child && !hasExited(this.child)) this.child.kill('SIGKILL');
   }
 
@@ -149,34 +120,13 @@ export class SupervisedProcess {
 
   private async afterExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     const { name, log } = this.options;
-    if (this.stopping) {
+    if (this.restarts.isCancelled) {
       log.info({ process: name, code, signal }, `${name} stopped`);
       return;
     }
     // Its last words first, so the give-up message can quote them.
     await this.outputFlushed();
-    if (this.stopping || child !== this.child) return;
-
-    const now = Date.now();
-    const ranMs = now - this.startedAt;
-    this.crashTimes = [...this.crashTimes.filter((t) => now - t < this.policy.crashWindowMs), now];
-    this.crashesInARow = ranMs >= this.policy.stableAfterMs ? 1 : this.crashesInARow + 1;
-    const crashes = this.crashTimes.length;
-    if (crashes >= this.policy.maxCrashes) {
-      this.stopping = true;
-      log.fatal(
-        { process: name, code, signal, crashes, windowMs: this.policy.crashWindowMs, lastOutput: this.lastOutput() },
-        `${name} crashed ${crashes} times within ${Math.round(this.policy.crashWindowMs / 1000)} s; giving up and stopping Mailroom`,
-      );
-      this.options.onGiveUp({ crashes, windowMs: this.policy.crashWindowMs, lastOutput: this.lastOutput() });
-      return;
-    }
-    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** (this.crashesInARow - 1), this.policy.maxDelayMs);
-    log.error(
-      { process: name, code, signal, ranMs, restartInMs: delayMs, crashes, windowMs: this.policy.crashWindowMs },
-      `${name} exited unexpectedly (${signal ?? `code ${code}`}); restarting it in ${delayMs / 1000} s` +
-        ` (${crashes} crash${crashes === 1 ? '' : 'es'} within ${Math.round(this.policy.crashWindowMs / 1000)} s; Mailroom stops at ${this.policy.maxCrashes})`,
-    );
-    this.restartTimer = setTimeout(() => this.start(), delayMs);
+    if (child !== this.child) return;
+    this.restarts.crashed({ code, signal, startedAt: this.startedAt, lastOutput: this.lastOutput() }, () => this.start());
   }
 }

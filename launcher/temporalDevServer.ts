@@ -9,7 +9,8 @@ import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { findFreePort } from '../lib/freePort';
 import { devServerSearchAttributeArgs, mailroomSearchAttributes } from '../temporal/searchAttributes';
-import { hasExited, stopChildProcess } from './childProcess';
+import { exitOf, hasExited, stopChildProcess } from './childProcess';
+import type { ProcessExit } from './childProcess';
 
 export interface TemporalDevServerOptions {
   /** The `temporal` CLI binary (see scripts/temporal-binary.cjs). */
@@ -45,6 +46,12 @@ export interface TemporalDevServer {
   address: string;
   /** The Web UI, unless headless. */
   uiUrl?: string;
+  /** The server's process id. */
+  pid: number;
+  /** Resolves once the server has exited, whether stop() asked it to or not. */
+  exited: Promise<ProcessExit>;
+  /** The server's last output (from this start on), for error messages. */
+  outputTail: () => string;
   /** SIGTERM, wait for exit (SIGKILL after 10 s); safe to call more than once. */
   stop: () => Promise<void>;
 }
@@ -209,6 +216,7 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   });
   const outputTail = () => (opts.logFile ? readFileTail(opts.logFile, logStart) : memoryTail);
   trackForExit(child);
+  const exited = exitOf(child);
 
   const address = `${connectHost(ip)}:${port}`;
   try {
@@ -223,6 +231,9 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${connectHost(ip)}:${uiPort}`,
+    pid: child.pid!,
+    exited,
+    outputTail,
     stop: () => (stopping ??= stopChild(child).then(() => undefined)),
   };
 }

@@ -7,6 +7,22 @@ import { parseAllowedNetworks } from './webhooks/webhookAddressPolicy';
 import { s3SettingsFromEnv, type S3Settings } from './objectStorage/s3Settings';
 
 /**
+ * The fewest history rows EXECUTION_STEPS_KEPT may keep per execution: more than one activity of
+ * the walk runs (services/automation/executionWalk.ts, 25 steps), so a retried activity always
+ * finds the rows of the steps it already ran; the partial index the retention reads
+ * (workflow_execution_steps_deep_index) starts there too.
+ */
+export const MIN_EXECUTION_STEPS_KEPT = 50;
+
+/** A whole number of `unit` in [min, max], with messages an operator can act on. */
+function wholeNumber(min: number, max: number, unit: string) {
+  return z.coerce
+    .number({ invalid_type_error: `must be a whole number of ${unit}` })
+    .refine((n) => !Number.isNaN(n), `must be a whole number of ${unit}`)
+    .pipe(z.number().int(`must be a whole number of ${unit}`).min(min, `must be at least ${min} ${unit}`).max(max, `must be at most ${max} ${unit}`));
+}
+
+/**
  * Every setting Mailroom reads from the environment, in one place (contract section 1).
  * `DATABASE_URL` and `TEMPORAL_ADDRESS` are required by the API and worker processes;
  * the start command fills them in when it runs the embedded PostgreSQL and Temporal.
@@ -33,6 +49,22 @@ const envSchema = z.object({
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).optional(),
+  // Mail in and the SMTP relay (contract 20): api/smtp/.
+  INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2500),
+  SUBMISSION_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2587),
+  SMTP_LISTEN_HOST: z.string().min(1).optional(),
+  SMTP_TLS_CERT: z.string().min(1).optional(),
+  SMTP_TLS_KEY: z.string().min(1).optional(),
+  INBOUND_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(10_485_760),
+  INBOUND_MX_HOST: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, 'must be a host name such as mx.example.com')
+    .optional(),
+  RETURN_PATH_SUBDOMAIN: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i, 'must be one DNS label such as mr-bounces')
+    .default('mr-bounces'),
+  SUBMISSION_ALLOW_INSECURE_AUTH: booleanFromEnv.default('false'),
   DNS_SERVERS: z
     .string()
     .optional()
@@ -51,6 +83,11 @@ const envSchema = z.object({
   SECRET: z.string().min(16).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().positive().default(24),
+  // Retention (services/retention/retentionRules.ts): what the hourly cleanup removes, and when.
+  IMPORT_FILE_RETENTION_DAYS: wholeNumber(0, 3650, 'days').default(7),
+  INBOUND_RETENTION_DAYS: wholeNumber(1, 3650, 'days').default(30),
+  EXECUTION_STEPS_KEPT: wholeNumber(MIN_EXECUTION_STEPS_KEPT, 1_000_000, 'steps').default(100),
+  TEMP_FILE_MAX_AGE_HOURS: wholeNumber(1, 8760, 'hours').default(1),
   DISABLE_SIGNUPS: booleanFromEnv.default('false'),
   WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
   WEBHOOK_ALLOWED_NETWORKS: z
@@ -65,6 +102,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  API_SHUTDOWN_NOTICE_MS: z.coerce.number().int().min(0).default(5000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   MAIL_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(1),
@@ -169,6 +207,8 @@ export interface Config {
   secret: string;
   rateLimitPerMinute: number;
   idempotencyKeyTtlHours: number;
+  /** What the hourly cleanup keeps (services/retention/retentionRules.ts) and what a start removes. */
+  retention: RetentionSettings;
   disableSignups: boolean;
   webhookAllowPrivate: boolean;
   /** WEBHOOK_ALLOWED_NETWORKS: CIDR blocks WEBHOOK steps may call although they are not public. */
@@ -178,6 +218,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long the API keeps answering the requests it accepted after SIGTERM. */
   apiShutdownGraceMs: number;
+  /**
+   * After SIGTERM, how long the API goes on listening and answering everything (with /health at
+   * 503 "draining") before it stops accepting connections; part of apiShutdownGraceMs.
+   */
+  apiShutdownNoticeMs: number;
+  /** The SMTP listeners of contract 20 (api/smtp/): a port of 0 turns one off. */
+  smtpListeners: SmtpListenerSettings;
   /** CSV imports one worker process runs at once; more wait in Temporal for a free slot. */
   importConcurrency: number;
   /** The worker process's CPU niceness (0–19): on shared cores the API's requests come first. */
@@ -206,6 +253,36 @@ export interface Config {
   s3: S3Settings | null;
   /** Stripe billing; null = billing off (its endpoints answer 404; the monthly caps still apply). */
   stripe: StripeSettings | null;
+}
+
+export interface SmtpListenerSettings {
+  /** INBOUND_SMTP_PORT: mail for verified domains; 0 = off. */
+  inboundPort: number;
+  /** SUBMISSION_SMTP_PORT: the relay for clients holding a secret key; 0 = off. */
+  submissionPort: number;
+  /** SMTP_LISTEN_HOST: the address both bind; undefined = all interfaces. */
+  host: string | undefined;
+  /** SMTP_TLS_CERT / SMTP_TLS_KEY (PEM files): both listeners offer STARTTLS when set. */
+  tls: { certFile: string; keyFile: string } | null;
+  /** INBOUND_MAX_BYTES: the largest message the inbound listener takes (advertised with SIZE). */
+  inboundMaxBytes: number;
+  /** INBOUND_MX_HOST: when set, domains list MX and return-path records and outbound mail's envelope sender is the return path. */
+  inboundMxHost: string | null;
+  /** RETURN_PATH_SUBDOMAIN: the subdomain of each sender domain that receives bounces (with INBOUND_MX_HOST). */
+  returnPathSubdomain: string;
+  /** SUBMISSION_ALLOW_INSECURE_AUTH: AUTH without TLS from non-loopback addresses. */
+  submissionAllowInsecureAuth: boolean;
+}
+
+export interface RetentionSettings {
+  /** Days an import's uploaded CSV is kept after the import ended (0 = removed at the next cleanup). */
+  importFileDays: number;
+  /** Days a received message's raw content (and so its text, HTML and attachments) is kept; its record stays. */
+  inboundDays: number;
+  /** History rows kept per automation execution: its newest steps (the execution row keeps its summary). */
+  executionStepsKept: number;
+  /** Temporary files a crashed process left are removed at start once this old. */
+  tempFileMaxAgeHours: number;
 }
 
 export interface StripeSettings {
@@ -243,6 +320,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (e.API_SHUTDOWN_NOTICE_MS >= e.API_SHUTDOWN_GRACE_MS) {
+    throw new ConfigError(
+      `Invalid configuration: API_SHUTDOWN_NOTICE_MS (${e.API_SHUTDOWN_NOTICE_MS}) must be less than API_SHUTDOWN_GRACE_MS (${e.API_SHUTDOWN_GRACE_MS}), which it is part of`,
+    );
+  }
+  if (Boolean(e.SMTP_TLS_CERT) !== Boolean(e.SMTP_TLS_KEY)) {
+    // One without the other would start the SMTP listeners without STARTTLS, silently.
+    throw new ConfigError('Invalid configuration: SMTP_TLS_CERT and SMTP_TLS_KEY go together: set both (PEM files) or neither');
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
@@ -272,12 +358,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: e.SECRET ?? readOrCreateSecret(dataDir),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     idempotencyKeyTtlHours: e.IDEMPOTENCY_KEY_TTL_HOURS,
+    retention: {
+      importFileDays: e.IMPORT_FILE_RETENTION_DAYS,
+      inboundDays: e.INBOUND_RETENTION_DAYS,
+      executionStepsKept: e.EXECUTION_STEPS_KEPT,
+      tempFileMaxAgeHours: e.TEMP_FILE_MAX_AGE_HOURS,
+    },
     disableSignups: e.DISABLE_SIGNUPS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,
+    apiShutdownNoticeMs: e.API_SHUTDOWN_NOTICE_MS,
+    smtpListeners: {
+      inboundPort: e.INBOUND_SMTP_PORT,
+      submissionPort: e.SUBMISSION_SMTP_PORT,
+      host: e.SMTP_LISTEN_HOST,
+      tls: e.SMTP_TLS_CERT && e.SMTP_TLS_KEY ? { certFile: e.SMTP_TLS_CERT, keyFile: e.SMTP_TLS_KEY } : null,
+      inboundMaxBytes: e.INBOUND_MAX_BYTES,
+      inboundMxHost: e.INBOUND_MX_HOST ?? null,
+      returnPathSubdomain: e.RETURN_PATH_SUBDOMAIN.toLowerCase(),
+      submissionAllowInsecureAuth: e.SUBMISSION_ALLOW_INSECURE_AUTH,
+    },
     importConcurrency: e.IMPORT_CONCURRENCY,
     workerNice: e.WORKER_NICE,
     mailBuildThreads: e.MAIL_BUILD_THREADS,

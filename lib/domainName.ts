@@ -51,3 +51,21 @@ export function senderDomainCandidates(address: string): string[] {
   for (let i = 0; i <= labels.length - 2; i++) candidates.push(labels.slice(i).join('.'));
   return candidates;
 }
+
+/**
+ * The sender domain every project may send from, with no DNS, while mail only goes to the local
+ * outbox (SMTP_URL unset): a newcomer's first email. Under `.localhost`, a name reserved for this
+ * machine (RFC 6761), so it can never be anyone's real domain. Which mode allows it is decided in
+ * services/domains/senderDomainLookup.ts (`outboxSenderRule`), nowhere else.
+ */
+export const OUTBOX_SENDER_DOMAIN = 'outbox.mailroom.localhost';
+
+/** Whether a parsed domain name is the outbox sender domain or under it (POST /domains refuses those). */
+export function isOutboxSenderDomainName(domain: string): boolean {
+  return domain === OUTBOX_SENDER_DOMAIN || domain.endsWith(`.${OUTBOX_SENDER_DOMAIN}`);
+}
+
+/** Whether the address is on the outbox sender domain (or under it, as a verified domain covers its subdomains). */
+export function isOutboxSenderAddress(address: string): boolean {
+  return senderDomainCandidates(address).includes(OUTBOX_SENDER_DOMAIN);
+}

@@ -57,6 +57,7 @@ const notFoundCodes = {
   workflow: 'WORKFLOW_NOT_FOUND',
   domain: 'DOMAIN_NOT_FOUND',
   job: 'JOB_NOT_FOUND',
+  email: 'EMAIL_NOT_FOUND',
 } as const;
 
 /** A resource of another project is reported exactly like a missing one. */

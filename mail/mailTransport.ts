@@ -2,12 +2,13 @@ import type { Orm } from '../db/orm';
 import { OutboxMessageSchema } from '../db/entities/outboxMessage';
 import type { Logger } from '../lib/logger';
 import type { OutgoingMail } from './mime/outgoingMail';
-import type { BuiltMessage } from './mime/messageBuilder';
+import type { BuiltMessage, MessageStamp } from './mime/messageBuilder';
 import { createMessageBuilder, type MessageBuilder } from './mime/messageBuildPool';
 import { createSmtpRelayPool, type RelayError } from './smtp/smtpRelayPool';
 import { displayMailbox } from './mime/headerFields';
 
 export type { OutgoingMail } from './mime/outgoingMail';
+export type { MessageStamp } from './mime/messageBuilder';
 
 export interface SentMail {
   messageId: string;
@@ -16,14 +17,21 @@ export interface SentMail {
   response: string;
   /** Set when the outbox captured the message. */
   outboxId?: string;
+  /** What makes the bytes handed over reproducible from the mail (mail/mime/messageBuilder.ts). */
+  stamp: MessageStamp;
 }
 
-/** A failed hand-over. `permanent` (an SMTP 5xx) means retrying cannot help. */
+/**
+ * A failed hand-over. `permanent` (an SMTP 5xx) means retrying cannot help. `stamp` is set when
+ * the relay received the message's data and refused it, not when it refused the envelope or the
+ * message could not be built.
+ */
 export class MailDeliveryError extends Error {
   constructor(
     message: string,
     readonly permanent: boolean,
     readonly responseCode?: number,
+    readonly stamp?: MessageStamp,
   ) {
     super(message);
     this.name = 'MailDeliveryError';
@@ -66,12 +74,18 @@ export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnecti
       try {
         // The bytes go out as built; the envelope names MAIL FROM (the From address) and RCPT TO.
         const answer = await relay.send({ envelope: message.envelope, raw: message.raw });
-        return { messageId: message.messageId, accepted: answer.accepted, rejected: answer.rejected, response: answer.response };
+        return { messageId: message.messageId, accepted: answer.accepted, rejected: answer.rejected, response: answer.response, stamp: message.stamp };
       } catch (err) {
         const e = err as RelayError;
         const permanent = typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600;
         logger.warn({ err: e.message, responseCode: e.responseCode, code: e.code, messageId: mail.messageId }, 'smtp hand-over failed');
-        throw new MailDeliveryError(e.message ?? 'SMTP delivery failed', permanent, e.responseCode);
+        // Refused at the end of DATA (nodemailer's EMESSAGE), the relay had the whole message: it can be shown.
+        throw new MailDeliveryError(
+          e.message ?? 'SMTP delivery failed',
+          permanent,
+          e.responseCode,
+          e.code === 'EMESSAGE' && e.command === 'DATA' ? message.stamp : undefined,
+        );
       }
     },
     async close() {
@@ -99,7 +113,14 @@ export function createOutboxTransport(orm: Orm, logger: Logger, builder: Message
       });
       await em.flush();
       logger.info({ outboxId: row.id, projectId: mail.projectId, to: message.envelope.to, subject: mail.subject }, 'mail captured in the local outbox');
-      return { messageId: row.messageId, accepted: message.envelope.to, rejected: [], response: 'captured in the local outbox', outboxId: row.id };
+      return {
+        messageId: row.messageId,
+        accepted: message.envelope.to,
+        rejected: [],
+        response: 'captured in the local outbox',
+        outboxId: row.id,
+        stamp: message.stamp,
+      };
     },
     async close() {},
   };

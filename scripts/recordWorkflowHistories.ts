@@ -21,6 +21,7 @@ import {
   domainRecheckScheduleId,
   executionSweepScheduleId,
   hourlyCleanupScheduleId,
+  inboundSweepScheduleId,
   segmentRecomputeScheduleId,
 } from '../worker/schedules';
 import { startStripeServer } from '../test/support/stripeServer';
@@ -32,6 +33,8 @@ import { startSmtpServer } from '../test/support/smtpServer';
 import { projectWithVerifiedDomain } from '../test/support/sendingProject';
 import { importContactsWorkflow } from '../workflows';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { ScheduleExecutionResult } from '@temporalio/client';
+import nodemailer from 'nodemailer';
 
 const outDir = path.resolve(__dirname, '../test/replay/histories');
 
@@ -43,6 +46,7 @@ async function main() {
   const webhookSecret = 'whsec_record_histories';
   const receiver = await startWebhookReceiver();
   const stack = await startTestStack({
+    smtpPorts: { inbound: 0 },
     env: {
       DNS_SERVERS: dns.address,
       SMTP_URL: smtp.url,
@@ -111,17 +115,20 @@ async function main() {
     });
     await save('importContactsWorkflow-importQueue-failed', `import-${doomed.id}`);
 
+    /** Triggers the schedule and answers the id of the run that trigger started (the newest). */
     async function triggerSchedule(scheduleId: string): Promise<string> {
       const schedule = stack.temporal.schedule.getHandle(scheduleId);
+      const runId = (a: ScheduleExecutionResult) => a.action.workflow.workflowId;
+      const before = new Set((await schedule.describe()).info.recentActions.map(runId));
       await schedule.trigger();
       return eventually(async () => {
-        const d = await schedule.describe();
-        if (!d.info.recentActions.length) throw new Error('not yet');
-        return d.info.recentActions[0].action.workflow.workflowId;
+        const started = (await schedule.describe()).info.recentActions.map(runId).filter((id) => !before.has(id));
+        if (!started.length) throw new Error('not yet');
+        return started[0];
       });
     }
-    await save('hourlyCleanupWorkflow-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
-    await save('hourlyCleanupWorkflow-attachments-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
+    // The -completed and -attachments-completed files were recorded before the retention rules (patch "retention-rules").
+    await save('hourlyCleanupWorkflow-retention-completed', await triggerSchedule(hourlyCleanupScheduleId(stack.config.temporalTaskQueue)));
     await save('domainRecheckWorkflow-completed', await triggerSchedule(domainRecheckScheduleId(stack.config.temporalTaskQueue)));
 
     // Tracked segments recomputed on schedule: one segment whose member leaves with time.
@@ -166,6 +173,30 @@ async function main() {
     const sweepRun = await triggerSchedule(deliverySweepScheduleId(stack.config.temporalTaskQueue));
     await save('emailDeliverySweepWorkflow-started', sweepRun);
     await save('emailDeliveryWorkflow-localAttempts-swept', `send-${row.id}`);
+
+    // Mail in: a message received over SMTP and processed; the sweep starts the processing of a
+    // stored message whose workflow never started.
+    const mx = nodemailer.createTransport({ host: '127.0.0.1', port: stack.api.smtp.inbound!.port, secure: false, ignoreTLS: true });
+    const receivedInfo = await mx.sendMail({ from: 'someone@sender.test', to: `hello@${sender.domain}`, subject: 'Hello', text: 'Hi there' });
+    mx.close();
+    const receivedId = /queued as (\S+)/.exec(receivedInfo.response)![1];
+    await save('inboundMessagesWorkflow-processed', `inbound-${receivedId}`);
+    const [storedInbound] = await stack.orm.em.fork().execute(
+      `insert into inbound_messages (id, received_at, raw, size, envelope, workflow_id)
+       values (gen_random_uuid(), now() - interval '3 minutes', convert_to('Subject: Late' || chr(13) || chr(10) || chr(13) || chr(10) || 'x', 'UTF8'), 20, ?::jsonb, null)
+       returning id`,
+      [
+        JSON.stringify({
+          mailFrom: 'late@sender.test',
+          recipients: [{ address: `late@${sender.domain}`, projectIds: [sender.project.id], returnPath: false }],
+          remoteAddress: '127.0.0.1',
+          helo: 'client.test',
+        }),
+      ],
+    );
+    await stack.orm.em.fork().execute(`update inbound_messages set workflow_id = 'inbound-' || id where id = ?`, [storedInbound.id]);
+    await save('inboundSweepWorkflow-started', await triggerSchedule(inboundSweepScheduleId(stack.config.temporalTaskQueue)));
+    await save('inboundMessagesWorkflow-swept', `inbound-${storedInbound.id}`);
 
     // Campaigns: sent now to a small audience, scheduled then cancelled, and cancelled by an operator.
     await stack.orm.em

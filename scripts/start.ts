@@ -2,8 +2,9 @@
  * `npm start`: runs the whole of Mailroom on one machine. Starts an embedded PostgreSQL
  * unless DATABASE_URL is set and a Temporal dev server unless TEMPORAL_ADDRESS is set (both
  * keep their data under DATA_DIR), applies migrations, then runs the API and the worker as
- * supervised child processes: one that dies is restarted with a backoff, and after too many
- * crashes in a minute the whole stack stops, quoting the child's last output. Once the API
+ * child processes. It supervises all four: one that dies is restarted with a backoff (PostgreSQL
+ * and Temporal on the same data and port, so the API and worker find them again), and after too
+ * many crashes in a minute the whole stack stops, quoting the last output. Once the API
  * answers /health it prints what to do next. On SIGINT/SIGTERM it stops the API and worker
  * first (they drain), then Temporal, then PostgreSQL. A second Ctrl-C forces an immediate exit.
  */
@@ -20,6 +21,8 @@ import { startTemporalDevServer } from '../launcher/temporalDevServer';
 import type { TemporalDevServer } from '../launcher/temporalDevServer';
 import { runMigrations } from '../db/migrate';
 import { SupervisedProcess } from '../launcher/supervisedProcess';
+import { SupervisedDependency } from '../launcher/supervisedDependency';
+import type { GiveUpSummary } from '../launcher/restartPolicy';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('./temporal-binary.cjs') as { ensureTemporalBinary: () => string };
 
@@ -36,8 +39,9 @@ class StartupAborted extends Error {}
 
 let config: Config;
 let log: Logger;
-let postgres: EmbeddedPostgres | undefined;
-let temporal: TemporalDevServer | undefined;
+let postgres: SupervisedDependency<EmbeddedPostgres> | undefined;
+let temporal: SupervisedDependency<TemporalDevServer> | undefined;
+let temporalUi: string | undefined;
 const children: SupervisedProcess[] = [];
 let startup: Promise<void> | undefined;
 let shutdownPromise: Promise<void> | undefined;
@@ -88,18 +92,21 @@ function runChild(name: 'api' | 'worker', entry: string, env: NodeJS.ProcessEnv,
     env,
     log,
     onLine,
-    onGiveUp: ({ crashes, windowMs, lastOutput }) => {
-      // For the person at the terminal: the JSON line above has the same, machine-readable.
-      process.stderr.write(
-        `\nMailroom is stopping: the ${name} crashed ${crashes} times within ${windowMs / 1000} s. Its last output:\n` +
-          lastOutput.map((line) => `  | ${line}`).join('\n') +
-          '\n\n',
-      );
-      void shutdown(1, `${name} kept crashing`);
-    },
+    onGiveUp: (summary) => giveUp(`the ${name}`, summary),
   });
   children.push(child);
   child.start();
+}
+
+/** Something supervised crashed too often: Mailroom stops. */
+function giveUp(what: string, { crashes, windowMs, lastOutput }: GiveUpSummary): void {
+  // For the person at the terminal: the JSON line before has the same, machine-readable.
+  process.stderr.write(
+    `\nMailroom is stopping: ${what} crashed ${crashes} times within ${windowMs / 1000} s. Its last output:\n` +
+      lastOutput.map((line) => `  | ${line}`).join('\n') +
+      '\n\n',
+  );
+  void shutdown(1, `${what} kept crashing`);
 }
 
 /**
@@ -123,13 +130,12 @@ function apiReadiness(): (line: string) => void {
       polling = false;
       if (!healthy) return;
       const api = config.publicUrl;
-      const temporalUi = temporal?.uiUrl ?? null;
       if (announced) {
         log.info({ api }, 'api is answering again');
         return;
       }
       announced = true;
-      log.info({ api, temporalUi }, 'Mailroom is ready');
+      log.info({ api, temporalUi: temporalUi ?? null }, 'Mailroom is ready');
       process.stdout.write(
         `Mailroom is ready: API ${api}` + (temporalUi ? ` · Temporal UI ${temporalUi}` : '') + ' · first account, project and keys: README "Quick start"\n',
       );
@@ -168,9 +174,23 @@ async function runStartup(): Promise<void> {
     const port = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 5433);
     const dir = embeddedPostgresClusterDir(path.join(dataDir, 'postgres')); // as root, maybe under /var/lib/mailroom
     log.info({ dataDir: dir, port }, 'starting embedded PostgreSQL');
-    postgres = await startEmbeddedPostgres({ dataDir: dir, port, detached: true });
+    postgres = new SupervisedDependency({
+      name: 'postgres',
+      label: 'embedded PostgreSQL',
+      log,
+      start: async () => {
+        const server = await startEmbeddedPostgres({ dataDir: dir, port, detached: true });
+        const pids = server.leftoversStopped;
+        if (pids.length)
+          log.warn({ process: 'postgres', pids }, `stopped ${pids.length} process${pids.length === 1 ? '' : 'es'} a PostgreSQL that died had left running`);
+        return server;
+      },
+      onGiveUp: (summary) => giveUp('the embedded PostgreSQL', summary),
+    });
+    const server = await postgres.start();
+    log.info({ process: 'postgres', childPid: server.pid }, `embedded PostgreSQL started (pid ${server.pid})`);
     checkpoint();
-    databaseUrl = await ensureDatabase(postgres.url, 'mailroom');
+    databaseUrl = await ensureDatabase(server.url, 'mailroom');
     log.info({ databaseUrl: redactUrl(databaseUrl) }, 'embedded PostgreSQL ready');
     checkpoint();
   }
@@ -184,17 +204,29 @@ async function runStartup(): Promise<void> {
     const dir = path.join(dataDir, 'temporal');
     fs.mkdirSync(dir, { recursive: true });
     log.info({ dataDir: dir, port, uiPort, namespace: config.temporalNamespace }, 'starting Temporal dev server');
-    temporal = await startTemporalDevServer({
-      binaryPath,
-      dbFilename: path.join(dir, 'temporal.sqlite'),
-      port,
-      uiPort,
-      namespace: config.temporalNamespace,
-      logFile: path.join(dir, 'server.log'),
-      detached: true,
+    temporal = new SupervisedDependency({
+      name: 'temporal',
+      label: 'Temporal dev server',
+      log,
+      start: () =>
+        startTemporalDevServer({
+          binaryPath,
+          dbFilename: path.join(dir, 'temporal.sqlite'),
+          port,
+          uiPort,
+          namespace: config.temporalNamespace,
+          logFile: path.join(dir, 'server.log'),
+          detached: true,
+        }),
+      onGiveUp: (summary) => giveUp('the Temporal dev server', summary),
     });
-    temporalAddress = temporal.address;
-    log.info({ address: temporalAddress, ui: temporal.uiUrl, log: path.join(dir, 'server.log') }, 'Temporal dev server ready');
+    const server = await temporal.start();
+    temporalAddress = server.address;
+    temporalUi = server.uiUrl;
+    log.info(
+      { process: 'temporal', childPid: server.pid, address: temporalAddress, ui: temporalUi, log: path.join(dir, 'server.log') },
+      `Temporal dev server ready (pid ${server.pid})`,
+    );
     checkpoint();
   }
 
@@ -211,19 +243,26 @@ async function runStartup(): Promise<void> {
   runChild('api', 'api/main.ts', env, apiReadiness());
   runChild('worker', 'worker/main.ts', env);
   log.info(
-    { api: config.publicUrl, temporalUi: temporal?.uiUrl ?? null, temporalAddress, namespace: config.temporalNamespace },
-    `Mailroom is starting: API at ${config.publicUrl}` + (temporal?.uiUrl ? `, Temporal UI at ${temporal.uiUrl}` : ''),
+    { api: config.publicUrl, temporalUi: temporalUi ?? null, temporalAddress, namespace: config.temporalNamespace },
+    `Mailroom is starting: API at ${config.publicUrl}` + (temporalUi ? `, Temporal UI at ${temporalUi}` : ''),
   );
 }
 
-/** Stops everything in order and exits; later calls return the same promise. */
-function shutdown(exitCode: number, reason: string): Promise<void> {
+/**
+ * Stops everything in order and exits; later calls return the same promise. The API and worker
+ * get SIGINT when this process did (a person at the terminal: the API skips its load-balancer
+ * notice, API_SHUTDOWN_NOTICE_MS), SIGTERM otherwise.
+ */
+function shutdown(exitCode: number, reason: string, childSignal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (shutdownPromise) return shutdownPromise;
   shutdownPromise = (async () => {
     log.info({ reason }, 'shutting down');
+    // From here a server that exits stays down: the API and worker drain without them coming back.
+    temporal?.endSupervision();
+    postgres?.endSupervision();
     // Let an in-flight startup step finish (it stops at the next checkpoint), so nothing it starts is missed.
     await startup?.catch(() => undefined);
-    await Promise.all(children.map((child) => child.stop(childGraceMs(child.name))));
+    await Promise.all(children.map((child) => child.stop(childGraceMs(child.name), childSignal)));
     if (temporal) {
       try {
         await temporal.stop();
@@ -250,7 +289,7 @@ function onSignal(signal: NodeJS.Signals): void {
   const now = Date.now();
   if (!shutdownPromise) {
     firstSignalAt = now;
-    void shutdown(0, signal);
+    void shutdown(0, signal, signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
     return;
   }
   if (now - firstSignalAt < SIGNAL_DEBOUNCE_MS) return;

@@ -26,6 +26,8 @@ export interface TemporalHandle {
   setup: Promise<void>;
   /** Whether the frontend answers; cached for a second and answered within one (for /health). */
   isReachable(): Promise<boolean>;
+  /** Whether the start-up setup is done: the namespace exists and maps every search attribute, so a workflow start can succeed. */
+  isSetUp(): boolean;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,7 @@ export function createTemporalClient(config: Config, logger: Logger): TemporalHa
     within,
     setup,
     isReachable,
+    isSetUp: () => setupState === 'done',
     async ready(timeoutMs) {
       if (setupState === 'done') return;
       wakeup.wake();

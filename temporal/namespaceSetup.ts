@@ -8,7 +8,7 @@ import type { OperatorService, WorkflowService } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import type { Logger } from '../lib/logger';
 import { mailroomSearchAttributes } from './searchAttributes';
-import { isNotFound, isPermissionDenied, grpcStatusOf, temporalErrorReason } from './temporalErrors';
+import { isNotFound, isPermissionDenied, isUnknownSearchAttribute, grpcStatusOf, temporalErrorReason } from './temporalErrors';
 import { TemporalSetupError, WaitingFor } from './waitForTemporal';
 
 /** What both `Connection` and `NativeConnection` offer. */
@@ -141,7 +141,7 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
     );
   }
   const missing = wanted.filter((name) => !(name in existing));
-  if (missing.length === 0) return;
+  if (missing.length === 0) return untilSearchAttributesUsable(services, namespace);
   try {
     await bounded(services, () =>
       services.operatorService.addSearchAttributes({
@@ -160,10 +160,35 @@ async function ensureSearchAttributes(services: TemporalServices, options: Names
     if (Date.now() > deadline) throw new Error(`search attributes ${missing.join(', ')} were added but are not listed yet`);
     await delay(500);
   }
+  await untilSearchAttributesUsable(services, namespace);
   logger.info(
     { event: 'temporal.search_attributes_registered', namespace, searchAttributes: missing },
     `registered search attributes ${missing.join(', ')} in namespace "${namespace}"`,
   );
+}
+
+/**
+ * Waits until the frontend maps every attribute for the namespace. The listing above reads the
+ * namespace's record, but starts are checked against the frontend's namespace cache: a frontend
+ * other than the one that registered them learns of them at its next refresh (every 10 s by
+ * default), and until then refuses a start naming them (INVALID_ARGUMENT "Namespace <ns> has no
+ * mapping defined for search attribute ProjectId"). A visibility query naming every attribute
+ * goes through that same mapping and starts nothing. A frontend that cannot answer the query
+ * (not allowed, not supported) tells nothing: the starts' own retry covers it.
+ */
+async function untilSearchAttributesUsable(services: TemporalServices, namespace: string): Promise<void> {
+  const query = mailroomSearchAttributes.map((key) => `${key.name} = ''`).join(' AND ');
+  for (const deadline = Date.now() + VISIBLE_WITHIN_MS; ;) {
+    try {
+      await bounded(services, () => services.workflowService.countWorkflowExecutions({ namespace, query }));
+      return;
+    } catch (err) {
+      if (!isUnknownSearchAttribute(err)) return;
+      if (Date.now() > deadline)
+        throw new Error(`search attributes are registered but namespace "${namespace}" does not map them yet: ${temporalErrorReason(err)}`);
+      await delay(500);
+    }
+  }
 }
 
 /** Checks (and where needed creates) the namespace and Mailroom's search attributes. */

@@ -43,6 +43,18 @@ export function isPermanentTemporalError(err: unknown): boolean {
   return code !== undefined && PERMANENT.has(code);
 }
 
+/**
+ * A refusal because the namespace has no mapping for one of the request's search attributes
+ * (INVALID_ARGUMENT "Namespace <ns> has no mapping defined for search attribute <name>"): what a
+ * frontend answers until a just-registered attribute reaches its namespace cache.
+ */
+export function isUnknownSearchAttribute(err: unknown): boolean {
+  return (
+    grpcStatusOf(err) === status.INVALID_ARGUMENT &&
+    /no mapping defined for search attribute|search attribute \S+ is not defined|invalid search attribute/i.test(temporalErrorReason(err))
+  );
+}
+
 export function isPermissionDenied(err: unknown): boolean {
   const code = grpcStatusOf(err);
   return code === status.PERMISSION_DENIED || code === status.UNIMPLEMENTED;

@@ -20,6 +20,7 @@ import { describeTemporalConnection, temporalConnectionOptions, type TemporalCon
 import { ensureNamespaceSetup } from '../temporal/namespaceSetup';
 import { retryUntilTemporalAnswers, TemporalSetupError } from '../temporal/waitForTemporal';
 import { startWorkerHealthServer } from './healthServer';
+import { removeAbandonedWorkflowBundles } from './workflowBundle';
 
 /** Connects (retrying with backoff while Temporal is unreachable) and checks the namespace setup. */
 async function connectToTemporal(config: Config, options: TemporalConnectionOptions, logger: Logger, signal: AbortSignal): Promise<NativeConnection> {
@@ -44,6 +45,17 @@ async function connectToTemporal(config: Config, options: TemporalConnectionOpti
   );
 }
 
+/** Workflow bundles of workers killed while starting (in the system's temporary directory), once TEMP_FILE_MAX_AGE_HOURS old. */
+function removeLeftoverBundles(config: Config, logger: Logger): void {
+  try {
+    const removed = removeAbandonedWorkflowBundles(config.retention.tempFileMaxAgeHours * 3600_000);
+    // Quiet when there was nothing: a start's first lines are for what matters (a bad setting).
+    if (removed > 0) logger.info({ event: 'retention.temporary_files', removed }, `removed ${removed} abandoned workflow bundles`);
+  } catch (err) {
+    logger.warn({ err, event: 'retention.temporary_files' }, 'could not look for abandoned workflow bundles');
+  }
+}
+
 async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
@@ -51,6 +63,7 @@ async function main() {
   // The Runtime's default shutdown signals (SIGINT, SIGTERM) make every worker stop polling and
   // wait up to shutdownGraceTime for running activities.
   installTemporalRuntime(logger);
+  removeLeftoverBundles(config, logger);
   const connectionOptions = temporalConnectionOptions(config);
   const health = config.workerHealthPort === undefined ? undefined : await startWorkerHealthServer(config.workerHealthPort);
   if (health) logger.info({ port: health.port }, 'worker health endpoint listening');
@@ -74,7 +87,7 @@ async function main() {
     process.off('SIGTERM', onSignal);
   }
 
-  const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'));
+  const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'), {}, logger);
   // Messages are built and signed off the main thread, which schedules, queries and hands over.
   const messageBuilder = createMessageBuilder(config.mailBuildThreads);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, builder: messageBuilder });

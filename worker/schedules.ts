@@ -4,6 +4,7 @@ import {
   domainRecheckWorkflow,
   emailDeliverySweepWorkflow,
   hourlyCleanupWorkflow,
+  inboundSweepWorkflow,
   trackedSegmentsRecomputeWorkflow,
   workflowExecutionSweepWorkflow,
 } from '../workflows';
@@ -29,6 +30,10 @@ export function billingUsageReportScheduleId(taskQueue: string): string {
   return `${taskQueue}-billing-usage-report`;
 }
 
+export function inboundSweepScheduleId(taskQueue: string): string {
+  return `${taskQueue}-inbound-sweep`;
+}
+
 export function executionSweepScheduleId(taskQueue: string): string {
   return `${taskQueue}-execution-sweep`;
 }
@@ -37,6 +42,8 @@ export function executionSweepScheduleId(taskQueue: string): string {
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
   const schedules: ScheduleOptions[] = [
     {
+      // Counters, spent attachments, and the retention rules (services/retention/retentionRules.ts):
+      // hourly, so each pass has an hour's worth to remove, never a day's.
       scheduleId: hourlyCleanupScheduleId(taskQueue),
       spec: { intervals: [{ every: '1 hour' }] },
       action: {
@@ -119,6 +126,21 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         type: 'startWorkflow',
         workflowType: workflowExecutionSweepWorkflow,
         workflowId: `${taskQueue}-execution-sweep-run`,
+        taskQueue,
+        args: [],
+        workflowExecutionTimeout: '5 minutes',
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    },
+    {
+      // Received mail whose processing never started (the listener's process died between the
+      // commit and the start, or the start failed) is processed within about three minutes.
+      scheduleId: inboundSweepScheduleId(taskQueue),
+      spec: { intervals: [{ every: '1 minute' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: inboundSweepWorkflow,
+        workflowId: `${taskQueue}-inbound-sweep-run`,
         taskQueue,
         args: [],
         workflowExecutionTimeout: '5 minutes',

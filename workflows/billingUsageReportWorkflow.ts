@@ -1,9 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { BillingActivities } from '../activities/billingActivities';
+import { PERIODIC_ACTIVITY_RETRY } from './periodicRetry';
 
 const { planBillingUsageReports } = proxyActivities<BillingActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { maximumAttempts: 5 },
+  retry: PERIODIC_ACTIVITY_RETRY,
 });
 
 const { reportBillingUsage } = proxyActivities<BillingActivities>({

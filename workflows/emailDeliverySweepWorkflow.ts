@@ -3,10 +3,11 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EmailDeliveryActivities } from '../activities/emailDeliveryActivities';
 import { emailDeliveryWorkflow } from './emailDeliveryWorkflow';
 import { deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
+import { PERIODIC_ACTIVITY_RETRY } from './periodicRetry';
 
 const { findUndeliveredEmails } = proxyActivities<EmailDeliveryActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
+  retry: PERIODIC_ACTIVITY_RETRY,
 });
 
 /** Older than any normal path from acceptance to the first attempt. */

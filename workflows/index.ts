@@ -10,3 +10,5 @@ export { trackedSegmentsRecomputeWorkflow } from './trackedSegmentsRecomputeWork
 export { billingUsageReportWorkflow } from './billingUsageReportWorkflow';
 export { workflowExecutionWorkflow } from './workflowExecutionWorkflow';
 export { workflowExecutionSweepWorkflow } from './workflowExecutionSweepWorkflow';
+export { inboundMessagesWorkflow } from './inboundMessagesWorkflow';
+export { inboundSweepWorkflow } from './inboundSweepWorkflow';

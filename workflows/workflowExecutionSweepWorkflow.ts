@@ -1,10 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { AutomationExecutionSweepActivities } from '../activities/automationExecutionSweepActivities';
+import { PERIODIC_ACTIVITY_RETRY } from './periodicRetry';
 
 const { sweepExecutions } = proxyActivities<AutomationExecutionSweepActivities>({
   startToCloseTimeout: '4 minutes',
   heartbeatTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
+  retry: PERIODIC_ACTIVITY_RETRY,
 });
 
 /**

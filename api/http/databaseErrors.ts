@@ -1,4 +1,5 @@
 import { ApiError, conflict, validationFailed } from '../../lib/errors';
+import { isDatabaseUnavailable } from '../../db/databaseAvailability';
 
 /**
  * What a refused write means to the caller, by constraint. The database holds these rules
@@ -13,29 +14,12 @@ const constraintMeanings: Record<string, () => ApiError> = {
     conflict('A workflow SEND_EMAIL step and its template changed at the same time (the template is in use, or was just deleted); try again'),
 };
 
-/**
- * Errors that mean the database cannot be reached or is going away, not that the request was
- * wrong: SQLSTATE class 08 (connection exceptions; 08P01 is a protocol violation), 57P01–57P03
- * (shutting down, crashed, starting up), 53300 (too many connections); the driver's socket errors;
- * a connection the server closed; no pooled connection within the pool's timeout.
- */
-const UNAVAILABLE_SQLSTATES = /^(08(?!P01)...|57P0[123]|53300)$/;
-const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|Unable to acquire a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command/i;
-
 /** Seconds a client is told to wait before trying again while the database is away. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+/** The answer while PostgreSQL cannot be reached or is going away (db/databaseAvailability.ts): 503, try again shortly. */
 export function databaseUnavailable(err: unknown): ApiError | undefined {
-  const e = err as { code?: unknown; sqlState?: unknown; errno?: unknown; message?: unknown; cause?: unknown };
-  if (!e || typeof e !== 'object') return undefined;
-  const codes = [e.code, e.sqlState, e.errno].filter((c): c is string => typeof c === 'string');
-  const unavailable =
-    codes.some((c) => UNAVAILABLE_SQLSTATES.test(c) || UNAVAILABLE_SOCKET_CODES.has(c)) ||
-    (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) ||
-    (e.cause !== undefined && e.cause !== err && databaseUnavailable(e.cause) !== undefined);
-  if (!unavailable) return undefined;
+  if (!isDatabaseUnavailable(err)) return undefined;
   return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly.', {
     headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
   });

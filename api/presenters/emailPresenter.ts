@@ -1,4 +1,6 @@
 import type { EmailRow } from '../../db/emails/emailRepository';
+import type { EmailEvent } from '../../db/emails/emailRecordRepository';
+import type { ReceivedContent } from '../../services/inbound/receivedContent';
 
 /** The email record of contract section 9. */
 export function serializeEmail(email: EmailRow) {
@@ -24,5 +26,12 @@ export function serializeEmail(email: EmailRow) {
     opens: email.opens,
     clicks: email.clicks,
     createdAt: email.createdAt,
+    // A received email's verdicts (contract 20); sent mail has none.
+    ...(email.source === 'INBOUND' ? { auth: email.auth ?? null } : {}),
   };
+}
+
+/** GET /emails/:id (contract 20): the record and its own events, oldest first. */
+export function serializeEmailWithEvents(email: EmailRow, events: EmailEvent[], received?: ReceivedContent) {
+  return { ...serializeEmail(email), ...(received ?? {}), events: events.map((e) => ({ name: e.name, createdAt: e.createdAt, data: e.data })) };
 }

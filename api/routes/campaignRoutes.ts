@@ -5,7 +5,6 @@ import { badRequest, conflict, notFound, validationFailed, type FieldError } fro
 import { isUuid, parseBody, parseQuery, toFieldErrors } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { unverifiedSenderDomain } from '../http/senderDomain';
-import { domainRepository } from '../../db/domains/domainRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { emailRepository } from '../../db/emails/emailRepository';
 import { campaignRepository, EDITABLE_STATUSES, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
@@ -60,7 +59,7 @@ export function campaignRoutes(deps: ApiDeps) {
 
     if (audience.segmentId && !(await campaignRepository.segmentExists(ctx.state.em, projectId, audience.segmentId)))
       throw notFound('segment', audience.segmentId);
-    if (fromChanged && !(await domainRepository.findVerifiedSenderDomain(ctx.state.em, projectId, fields.from))) throw unverifiedSenderDomain(fields.from);
+    if (fromChanged && !(await deps.senderDomains.findVerified(projectId, fields.from))) throw unverifiedSenderDomain(fields.from);
     // Only the audience type's own field is kept: ALL needs neither (specification).
     return { ...fields, ...audience };
   }
@@ -150,7 +149,7 @@ export function campaignRoutes(deps: ApiDeps) {
     }
     if (campaign.status !== 'DRAFT') throw notDraft('sent', campaign.status);
     // What was valid when the draft was saved may not be now: the domain lost, the segment deleted.
-    if (!(await domainRepository.findVerifiedSenderDomain(ctx.state.em, campaign.projectId, campaign.from))) throw unverifiedSenderDomain(campaign.from);
+    if (!(await deps.senderDomains.findVerified(campaign.projectId, campaign.from))) throw unverifiedSenderDomain(campaign.from);
     if (campaign.audienceType === 'SEGMENT' && !campaign.segmentId) {
       throw validationFailed([
         { field: 'segmentId', message: "The campaign's segment was deleted; choose another audience with PUT before sending", code: 'invalid_type' },
@@ -186,7 +185,7 @@ export function campaignRoutes(deps: ApiDeps) {
     const campaign = await loadCampaign(ctx);
     const { email: address } = parseBody(testCampaignBody, ctx.request.body);
     const projectId = campaign.projectId;
-    const sender = await domainRepository.findVerifiedSenderDomain(ctx.state.em, projectId, campaign.from);
+    const sender = await deps.senderDomains.findVerified(projectId, campaign.from);
     if (!sender) throw unverifiedSenderDomain(campaign.from);
     const suppressed = await emailRepository.suppressedAddresses(ctx.state.em, projectId, [address]);
     if (suppressed.size) {

@@ -1,24 +1,33 @@
 import Router from '@koa/router';
 import type { ApiDeps, AppState } from '../state';
+import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { mailModeOf } from '../../services/domains/senderDomainLookup';
 
 /**
  * GET /config (no auth): which integrations this instance has. Only integrations Mailroom
  * implements and that are configured report enabled; there is no OAuth provider yet. `billing`
  * and `objectStorage` are the booleans of contract sections 16 and 17: billing is on with
  * STRIPE_SECRET_KEY; object storage when uploads go to an S3 bucket (S3_URL or S3_BUCKET) rather
- * than DATA_DIR/uploads.
+ * than DATA_DIR/uploads. `localOutbox.senderDomain` names the sender domain every project may use
+ * with no DNS while mail stays in the outbox (services/domains/senderDomainLookup.ts), null otherwise.
+ * `smtpRelay`: the SMTP submission listener (contract 20) is listening.
  */
-export function configRoutes({ config }: ApiDeps) {
+export function configRoutes({ config, smtpStatus }: ApiDeps) {
   const router = new Router<AppState>();
+  const outbox = mailModeOf(config) === 'outbox';
   router.get('/config', (ctx) => {
     ctx.body = {
       publicUrl: config.publicUrl,
       signups: { enabled: !config.disableSignups },
-      smtp: { enabled: Boolean(config.smtpUrl) },
-      localOutbox: { enabled: !config.smtpUrl },
+      smtp: { enabled: !outbox },
+      localOutbox: { enabled: outbox, senderDomain: outbox ? OUTBOX_SENDER_DOMAIN : null },
+      // Read per request: true only while the submission listener listens (contract 20).
+      smtpRelay: smtpStatus?.submission ?? false,
       oauth: { enabled: false, providers: [] },
       billing: Boolean(config.stripe),
       objectStorage: config.s3 !== null,
+      // The inbound SMTP listener listens (contract 20).
+      inbound: smtpStatus?.inbound ?? false,
       limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
     };
   });

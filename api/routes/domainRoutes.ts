@@ -13,7 +13,12 @@ export function domainRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
   const dns = dnsResolverFromConfig(deps.config);
-  const serialize = (domain: Parameters<typeof serializeDomain>[0]) => serializeDomain(domain, deps.config.spfInclude);
+  const recordSettings = {
+    spfInclude: deps.config.spfInclude,
+    inboundMxHost: deps.config.smtpListeners.inboundMxHost,
+    returnPathSubdomain: deps.config.smtpListeners.returnPathSubdomain,
+  };
+  const serialize = (domain: Parameters<typeof serializeDomain>[0]) => serializeDomain(domain, recordSettings);
 
   async function findDomain(ctx: { state: AppState; params: Record<string, string> }) {
     const id = ctx.params.id;
@@ -36,15 +41,26 @@ export function domainRoutes(deps: ApiDeps) {
     ctx.body = (await domainRepository.listByProject(ctx.state.em, project.id)).map(serialize);
   });
 
-  // A lookup that fails temporarily answers the record unchanged (lastCheckedAt shows no new check).
+  // The record, and `check` saying whether DNS answered: a lookup that fails temporarily (the
+  // DNS servers time out, fail or cannot be reached) answers the record unchanged (lastCheckedAt
+  // shows no new check) with check.status DNS_UNAVAILABLE, so a client polling for VERIFIED is
+  // not told that nothing changed when nothing could be looked at.
   router.get('/domains/:id/verify', ...auth, async (ctx) => {
     const domain = await findDomain(ctx);
     const outcome = await checkDomain(ctx.state.em, dns, domain, { spfInclude: deps.config.spfInclude });
     if (outcome.kind === 'deleted') throw notFound('domain', domain.id);
     if (outcome.kind === 'temporaryFailure') {
       deps.logger.warn({ domainId: domain.id, domain: domain.domain, error: outcome.error.message }, 'domain check: DNS lookup failed temporarily');
+      ctx.body = {
+        ...serialize(outcome.domain),
+        check: {
+          status: 'DNS_UNAVAILABLE',
+          message: `${outcome.error.message}: the domain's status is unchanged; try again later`,
+        },
+      };
+      return;
     }
-    ctx.body = serialize(outcome.domain);
+    ctx.body = { ...serialize(outcome.domain), check: { status: 'CHECKED', message: null } };
   });
 
   router.delete('/domains/:id', ...auth, async (ctx) => {

@@ -23,17 +23,22 @@ async function databaseReachable(deps: ApiDeps): Promise<boolean> {
 }
 
 /**
- * GET /health: 200 when PostgreSQL and Temporal both answer, 503 naming the part that does not.
- * Temporal's answer is cached for a second (temporal/healthCheck.ts).
+ * GET /health: 200 when PostgreSQL answers and Temporal answers and is set up (its namespace and
+ * Mailroom's search attributes usable, so a workflow start can succeed); 503 naming the part that
+ * is not. Temporal's answer is cached for a second (temporal/healthCheck.ts). From SIGTERM on, 503
+ * with status "draining" whatever the parts say, for as long as the process answers at all: a load
+ * balancer takes the instance out of rotation while it finishes what it accepted.
  */
 export function healthRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   router.get('/health', async (ctx) => {
-    const [db, temporal] = await Promise.all([databaseReachable(deps), deps.temporal.isReachable()]);
-    const ok = db && temporal;
+    const [db, reachable] = await Promise.all([databaseReachable(deps), deps.temporal.isReachable()]);
+    const temporal = reachable && deps.temporal.isSetUp();
+    const draining = deps.isDraining?.() ?? false;
+    const ok = db && temporal && !draining;
     ctx.status = ok ? 200 : 503;
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { status: ok ? 'ok' : 'degraded', database: db ? 'ok' : 'down', temporal: temporal ? 'ok' : 'down' };
+    ctx.body = { status: draining ? 'draining' : ok ? 'ok' : 'degraded', database: db ? 'ok' : 'down', temporal: temporal ? 'ok' : 'down' };
   });
   return router;
 }

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { parseBody } from '../http/validation';
@@ -6,11 +5,8 @@ import { notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
 import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
-import { splitDataChanges } from '../../services/contacts/contactDataRules';
-import type { RecordedEvent } from '../../db/contacts/contactRepository';
-import { emailRepository, type EmailAttachment } from '../../db/emails/emailRepository';
-import { composeEmail } from '../../services/sending/emailComposer';
-import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import type { EmailAttachment } from '../../db/emails/emailRepository';
+import { attachmentsLimitProblem, sendTransactional } from '../../services/sending/transactionalSend';
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../http/senderDomain';
 import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
@@ -34,10 +30,10 @@ interface SendPlan {
 }
 
 /**
- * POST /v1/send (secret key): validates the whole request before anything is written, then for
- * each recipient in order upserts the contact under the data rules, renders the message and
- * records the email; answers once every email is recorded and its delivery durably scheduled
- * (services/sending/deliveryScheduler.ts). Delivery itself is asynchronous and retried.
+ * POST /v1/send (secret key): validates the whole request before anything is written (template,
+ * sender domain, attachments), then hands it to the one send service
+ * (services/sending/transactionalSend.ts, which the SMTP relay uses too); answers once every email
+ * is recorded and its delivery durably scheduled. Delivery itself is asynchronous and retried.
  */
 export function sendRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -80,15 +76,8 @@ export function sendRoutes(deps: ApiDeps) {
   function decodeAttachments(body: SendBody): EmailAttachment[] {
     const items = body.attachments ?? [];
     const total = items.reduce((sum, a) => sum + (decodedBase64Size(a.content) ?? 0), 0);
-    if (total > config.attachmentsMaxBytes) {
-      throw validationFailed([
-        {
-          field: 'attachments',
-          message: `Attachments may total at most ${config.attachmentsMaxBytes} bytes once decoded (these are ${total})`,
-          code: 'too_big',
-        },
-      ]);
-    }
+    const tooLarge = attachmentsLimitProblem(total, config.attachmentsMaxBytes);
+    if (tooLarge) throw validationFailed([{ field: 'attachments', message: tooLarge, code: 'too_big' }]);
     return items.map((a) => ({
       filename: a.filename,
       contentType: a.contentType ?? null,
@@ -106,70 +95,20 @@ export function sendRoutes(deps: ApiDeps) {
     const recipients: Recipient[] = (Array.isArray(body.to) ? body.to : [body.to]).map((r) =>
       typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name || null },
     );
-    const changes = splitDataChanges(body.data);
 
-    // A send the transactional cap clearly cannot take is refused before any contact is written.
-    // MARKETING mail to unsubscribed contacts is not counted, which only the contacts tell, so
-    // that type is left to the reservation that records the emails (deliveryScheduler).
-    if (plan.type !== 'MARKETING') {
-      const caps = await deps.capUsage.current(project.id, 'transactional');
-      if (caps.limit !== null && caps.usage + recipients.length > caps.limit) {
-        // Only at the cap's edge does it matter which recipients are suppressed (they count nowhere).
-        const suppressed = await emailRepository.suppressedAddresses(
-          ctx.state.em,
-          project.id,
-          recipients.map((r) => r.email),
-        );
-        const counted = recipients.filter((r) => !suppressed.has(r.email)).length;
-        if (caps.usage + counted > caps.limit) throw new BillingLimitExceeded('transactional', caps.limit, caps.usage, counted);
-      }
-    }
-
-    // Contacts first, each under the data rules; new contacts are unsubscribed on this endpoint
-    // unless told otherwise, and an explicit value changes an existing contact (with its event).
-    const upserts = await Promise.all(
-      recipients.map((r) =>
-        deps.contactWrites.write(
-          project.id,
-          { email: r.email, subscribedIfNew: body.subscribed ?? false, subscribedIfExisting: body.subscribed, data: changes, reportSuppression: true },
-          'send',
-        ),
-      ),
-    );
-    const flips: RecordedEvent[] = upserts.flatMap((u) => u.events);
-    await deps.eventTriggers.afterEventsRecorded(project.id, flips);
-    await deps.eventTriggers.afterContactsChanged(
-      project.id,
-      upserts.map((u) => u.contact.id),
-    );
-
-    const attachmentSetId = attachments.length ? await emailRepository.insertAttachmentSet(ctx.state.em, project.id, attachments) : null;
-
-    const emails = upserts.map(
-      ({ contact, suppressed }, index) =>
-        composeEmail(config, {
-          id: crypto.randomUUID(),
-          projectId: project.id,
-          source: 'TRANSACTIONAL',
-          content: { subject: plan.subject, body: plan.body, type: plan.type },
-          sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
-          recipient: {
-            toAddress: contact.email,
-            toName: recipients[index].name,
-            contactId: contact.id,
-            suppressed: suppressed === true,
-            subscribed: contact.subscribed,
-          },
-          personalisation: { contact, requestData: body.data ?? {}, linkContactId: contact.id },
-          owners: { templateId: plan.templateId },
-          // The caller's headers win over the List-Unsubscribe pair the renderer adds.
-          headers: body.headers,
-          attachmentSetId,
-        }).email,
-    );
-
+    let sent;
     try {
-      await deps.deliveries.record(project.id, emails);
+      sent = await sendTransactional(deps, ctx.state.em, {
+        projectId: project.id,
+        content: { subject: plan.subject, body: plan.body, type: plan.type },
+        templateId: plan.templateId,
+        sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
+        recipients,
+        data: body.data,
+        subscribed: body.subscribed,
+        headers: body.headers,
+        attachments,
+      });
     } catch (err) {
       if (err instanceof WorkflowStartError)
         throw workflowStartApiError(err, 'The email could not be queued for delivery; nothing was sent. Try again shortly.');
@@ -178,7 +117,7 @@ export function sendRoutes(deps: ApiDeps) {
     ctx.body = {
       success: true,
       data: {
-        emails: emails.map((e, index) => ({ contact: { id: upserts[index].contact.id, email: upserts[index].contact.email }, email: e.id })),
+        emails: sent.map((e) => ({ contact: e.contact, email: e.emailId })),
         timestamp: new Date().toISOString(),
       },
     };

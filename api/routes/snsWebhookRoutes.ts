@@ -15,6 +15,9 @@ import {
 } from '../../mail/sns/snsSignature';
 import { parseSesNotification, type SesNotification } from '../../mail/sns/sesNotification';
 import { emailFeedbackRepository } from '../../db/emails/emailFeedbackRepository';
+import { applyBounce, applyComplaint, applyDelivery } from '../../services/sending/emailFeedback';
+import { parseSesReceipt, SesReceiptError, type SesReceipt } from '../../mail/sns/sesReceipt';
+import { receiveInboundMessage } from '../../services/inbound/inboundReceipt';
 
 /** SNS messages are at most 256 KB. */
 const SNS_BODY_LIMIT_BYTES = 256 * 1024;
@@ -93,19 +96,67 @@ export function snsWebhookRoutes(deps: ApiDeps) {
       deps.logger.info({ ...context, kind: notice.kind, ...notice.ids }, 'sns: SES notice about an unknown email');
       return 'unknown-email';
     }
-    const outcome =
+    const feedback =
       notice.kind === 'Delivery'
-        ? await emailFeedbackRepository.recordDelivery(em, emailId)
+        ? await applyDelivery(deps, em, emailId)
         : notice.kind === 'Bounce'
-          ? await emailFeedbackRepository.recordBounce(em, emailId, notice)
-          : await emailFeedbackRepository.recordComplaint(em, emailId, notice);
-    if (!outcome) return 'unknown-email';
-    if ('ignored' in outcome && typeof outcome.ignored === 'string') {
-      deps.logger.warn({ ...context, emailId, kind: notice.kind }, `sns: SES notice ignored: ${outcome.ignored}`);
+          ? await applyBounce(deps, em, emailId, notice)
+          : await applyComplaint(deps, em, emailId, notice);
+    if (feedback.result === 'unknown-email') return 'unknown-email';
+    if (feedback.result === 'ignored') {
+      deps.logger.warn({ ...context, emailId, kind: notice.kind }, `sns: SES notice ignored: ${feedback.reason}`);
       return 'ignored';
     }
-    await deps.eventTriggers.afterEventsRecorded(outcome.projectId, outcome.events);
     return 'applied';
+  }
+
+  /** A Received notification's receipt; null for any other notification. */
+  function readReceipt(message: SnsMessage): SesReceipt | 'without-content' | null {
+    try {
+      return parseSesReceipt(message.Message);
+    } catch (err) {
+      if (!(err instanceof SesReceiptError)) throw err;
+      if (err.withoutContent) {
+        // Answering an error would only make SNS retry a notice that will never hold more.
+        deps.logger.warn({ topicArn: message.TopicArn, snsMessageId: message.MessageId, reason: err.message }, 'sns: SES receipt without content not taken');
+        return 'without-content';
+      }
+      throw badRequest(`The SES receipt notification is not valid: ${err.message}`);
+    }
+  }
+
+  /**
+   * Mail SES received for a project's domain, handed to the inbound reception the SMTP listener
+   * uses. 503 while it cannot be stored, so SNS delivers the notice again. The stored envelope
+   * carries SES's message id (`provider.messageId`), the same in every delivery of one notice.
+   */
+  async function receive(message: SnsMessage, receipt: SesReceipt): Promise<string> {
+    const context = { topicArn: message.TopicArn, snsMessageId: message.MessageId, sesMessageId: receipt.sesMessageId };
+    const ports = deps.inboundReceipt;
+    if (!ports) {
+      deps.logger.error(context, 'sns: an SES receipt arrived and this API has no inbound reception');
+      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Inbound mail is not received by this server now', { headers: { 'Retry-After': '60' } });
+    }
+    let result;
+    try {
+      result = await receiveInboundMessage(ports, {
+        raw: receipt.raw,
+        mailFrom: receipt.mailFrom,
+        recipients: receipt.recipients,
+        remoteAddress: '',
+        helo: '',
+        provider: { name: 'ses', messageId: receipt.sesMessageId, verdicts: receipt.verdicts },
+      });
+    } catch (err) {
+      deps.logger.warn({ ...context, err }, 'sns: the SES receipt could not be stored');
+      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The message could not be stored now', { headers: { 'Retry-After': '60' } });
+    }
+    if (!result.stored) {
+      deps.logger.warn({ ...context, refused: result.refused }, 'sns: SES receipt for no verified domain of any project');
+      return 'ignored';
+    }
+    if (result.refused.length) deps.logger.info({ ...context, refused: result.refused }, 'sns: SES receipt recipients not received here');
+    return 'received';
   }
 
   router.post('/webhooks/sns', async (ctx) => {
@@ -129,6 +180,15 @@ export function snsWebhookRoutes(deps: ApiDeps) {
         result = 'ignored';
         break;
       default: {
+        const receipt = readReceipt(message);
+        if (receipt === 'without-content') {
+          result = 'ignored';
+          break;
+        }
+        if (receipt) {
+          result = await receive(message, receipt);
+          break;
+        }
         const notice = parseSesNotification(message.Message);
         if (!notice) {
           deps.logger.info({ topicArn: message.TopicArn, snsMessageId: message.MessageId }, 'sns: notification is not an SES notice');

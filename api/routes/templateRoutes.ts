@@ -6,7 +6,6 @@ import type { ApiDeps, AppContext, AppState } from '../state';
 import { conflict, notFound, plainBadRequest, validationFailed } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { domainRepository } from '../../db/domains/domainRepository';
 import { automationRepository } from '../../db/automations/automationRepository';
 import { templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
 import { serializeTemplate } from '../presenters/templatePresenter';
@@ -44,7 +43,7 @@ export function templateRoutes(deps: ApiDeps) {
 
   /** The sender-domain rule (contract section 8), answered as contract section 2 says. */
   async function requireVerifiedSender(ctx: AppContext, from: string) {
-    const verified = await domainRepository.findVerifiedSenderDomain(ctx.state.em, ctx.state.project!.id, from);
+    const verified = await deps.senderDomains.findVerified(ctx.state.project!.id, from);
     if (!verified) throw unverifiedSenderDomain(from);
   }
 

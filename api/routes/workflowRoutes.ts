@@ -34,6 +34,7 @@ const SERVICE_EVENT_NAMES = [
   'email.bounced',
   'email.complained',
   'email.failed',
+  'email.received',
 ];
 
 /** How many of the newest events GET /workflows/fields reads for event data keys. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDomainName } from '../../lib/domainName';
+import { OUTBOX_SENDER_DOMAIN, isOutboxSenderDomainName, parseDomainName } from '../../lib/domainName';
 
 export const createDomainBody = z.object({
   domain: z
@@ -9,6 +9,13 @@ export const createDomainBody = z.object({
       const parsed = parseDomainName(value);
       if ('error' in parsed) {
         ctx.addIssue({ code: 'custom', message: parsed.error });
+        return z.NEVER;
+      }
+      if (isOutboxSenderDomainName(parsed.domain)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${OUTBOX_SENDER_DOMAIN} is Mailroom's built-in sender of the local outbox: it needs no verification, and cannot be added`,
+        });
         return z.NEVER;
       }
       return parsed.domain;

@@ -11,6 +11,7 @@ export const ACTIVITY_TYPES = [
   'email.clicked',
   'email.bounced',
   'email.complained',
+  'email.received',
   'contact.subscribed',
   'contact.unsubscribed',
   'campaign.scheduled',
@@ -28,6 +29,7 @@ const EVENT_NAMED_TYPES: ActivityType[] = [
   'email.clicked',
   'email.bounced',
   'email.complained',
+  'email.received',
   'contact.subscribed',
   'contact.unsubscribed',
 ];

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { MIN_EXECUTION_STEPS_KEPT } from '../../lib/config';
 
 export const EXECUTION_STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
@@ -475,6 +476,49 @@ export const executionRepository = {
       [...historyParams(id, history), end.status, end.exitReason ?? null, end.error ?? null, end.context ? JSON.stringify(end.context) : null, id],
     );
     return rows.length > 0;
+  },
+
+  // ---- Retention ------------------------------------------------------------------------------
+
+  /**
+   * Executions, by id after `afterId`, whose history reaches position `kept` or beyond (so may
+   * have rows before their newest `kept`), each with its newest position. Reads the partial index
+   * workflow_execution_steps_deep_index: `kept` is never below MIN_EXECUTION_STEPS_KEPT.
+   */
+  async executionsWithLongHistory(em: EntityManager, kept: number, afterId: string, limit: number): Promise<Array<{ executionId: string; top: number }>> {
+    const rows = await em.execute(
+      `select execution_id, max(sequence) as top from workflow_execution_steps
+       where sequence >= ${MIN_EXECUTION_STEPS_KEPT} and sequence >= ? and execution_id > ?
+       group by execution_id order by execution_id limit ?`,
+      [kept, afterId, limit],
+    );
+    return rows.map((r) => ({ executionId: r.execution_id, top: Number(r.top) }));
+  },
+
+  /**
+   * Removes at most `limit` history rows of these executions older than their newest `kept`
+   * (positions up to `top - kept`); rows still RUNNING or WAITING stay. Answers how many went.
+   * The walk reads and rewrites only rows from its activity's starting position on, which is
+   * among the newest `kept` (services/automation/executionWalk.ts), and the API shows each row
+   * with its position, so a history that starts late says so.
+   */
+  async deleteStepsBeyond(em: EntityManager, executions: Array<{ executionId: string; top: number }>, kept: number, limit: number): Promise<number> {
+    if (!executions.length) return 0;
+    const [row] = await em.execute(
+      `with doomed as (
+         select s.execution_id, s.sequence
+         from unnest(?::uuid[], ?::int[]) as t(execution_id, top)
+         join workflow_execution_steps s on s.execution_id = t.execution_id and s.sequence <= t.top - ?
+         where s.status not in ('RUNNING', 'WAITING')
+         limit ?
+       ),
+       gone as (
+         delete from workflow_execution_steps s using doomed d where s.execution_id = d.execution_id and s.sequence = d.sequence returning 1
+       )
+       select count(*)::int as n from gone`,
+      [uuidArray(executions.map((e) => e.executionId)), `{${executions.map((e) => e.top).join(',')}}`, kept, limit],
+    );
+    return row.n;
   },
 
   /** Steps the walk was in when the execution ended from outside (a cancel): their rows end too. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EmailSource } from '../emails/emailKinds';
 
-/** The categories of contract 17; `inbound` is stored and reported, nothing counts against it yet. */
+/** The categories of contract 17; received mail (services/inbound) counts against `inbound`. */
 export const USAGE_CATEGORIES = ['transactional', 'campaigns', 'workflows', 'inbound'] as const;
 export type UsageCategory = (typeof USAGE_CATEGORIES)[number];
 
@@ -10,6 +10,7 @@ export const categoryOfSource: Record<EmailSource, UsageCategory> = {
   TRANSACTIONAL: 'transactional',
   CAMPAIGN: 'campaigns',
   WORKFLOW: 'workflows',
+  INBOUND: 'inbound',
 };
 
 /** The month a cap applies to: the calendar month (UTC) of the transaction's time, as emails.created_at. */
@@ -100,6 +101,16 @@ export const usageCaps = {
       ]);
     }
     return { granted, limit };
+  },
+
+  /**
+   * Counts `n` emails whatever the cap: received mail was already let in (the inbound listener
+   * answers 452 at RCPT to a project at its cap), and a message cannot be handed back once taken.
+   */
+  async add(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<void> {
+    if (n <= 0) return;
+    await ensureCounter(em, projectId, category);
+    await em.execute(`update billing_usage set used = used + ? where project_id = ? and month = ${CURRENT_MONTH} and category = ?`, [n, projectId, category]);
   },
 
   /** Gives back `n` emails counted in `month` (the month the emails were recorded in; default the current one). */

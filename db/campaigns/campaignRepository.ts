@@ -52,19 +52,17 @@ export interface CampaignRow extends CampaignFields {
   sentCount: number;
   sentAt: Date | null;
   cancelledAt: Date | null;
-  /** Why a campaign stopped before its last recipient (a monthly cap), or null. */
+  /** Why a campaign stopped before its last recipient (a monthly cap, a disabled project), or null. */
   stopReason: CampaignStopReason | null;
   createdAt: Date;
   updatedAt: Date;
   counts: CampaignEmailCounts;
 }
 
-export interface CampaignStopReason {
-  code: 'BILLING_LIMIT_EXCEEDED';
-  category: string;
-  limit: number | null;
-  message: string;
-}
+export type CampaignStopReason =
+  | { code: 'BILLING_LIMIT_EXCEEDED'; category: string; limit: number | null; message: string }
+  /** The project was disabled while the campaign was SENDING or before its scheduled time came (PAYMENT_FAILED, ...). */
+  | { code: 'PROJECT_DISABLED'; disabledReason: string | null; message: string };
 
 export interface CampaignListQuery {
   page: number;

@@ -79,7 +79,32 @@ function foldDuplicates(rows: ContactUpsert[]): Array<{ row: ContactUpsert; inde
     if (row.subscribedIfExisting !== undefined) merged.subscribedIfExisting = row.subscribedIfExisting;
     seen.indexes.push(index);
   });
-  return [...byEmail.values()];
+  // In the order of the conflict key: every writer then takes its row locks (and waits on rows
+  // another writer is inserting) in one order, so two imports sharing addresses in different
+  // orders queue behind each other instead of deadlocking.
+  return [...byEmail.values()].sort((a, b) => compareInCollationC(a.row.email, b.row.email));
+}
+
+/**
+ * The order of PostgreSQL's "C" collation in a UTF-8 database (byte order, which is code point
+ * order), which the locking SELECT below uses too. JavaScript's `<` compares UTF-16 code units,
+ * which puts astral characters (surrogate pairs) before U+E000-U+FFFF; they are moved after.
+ */
+export function compareInCollationC(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(codeUnit: number): number {
+  if (codeUnit >= 0xd800 && codeUnit <= 0xdfff) return codeUnit + 0x2000;
+  if (codeUnit >= 0xe000) return codeUnit - 0x800;
+  return codeUnit;
 }
 
 /**
@@ -214,7 +239,7 @@ export const contactRepository = {
     const result = mayFlip.length
       ? await em.transactional(async (tx) => {
           const locked = await tx.execute<Array<{ email: string; subscribed: boolean }>>(
-            `select email, subscribed from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb)) order by email for update`,
+            `select email, subscribed from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb)) order by email collate "C" for update`,
             [projectId, JSON.stringify(mayFlip)],
           );
           return run(tx, new Map(locked.map((r) => [r.email, r.subscribed])));

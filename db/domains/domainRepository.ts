@@ -191,6 +191,18 @@ export const domainRepository = {
     return rows.length ? toDomain(rows[0]) : null;
   },
 
+  /**
+   * The projects that verified exactly `domain` (lower case): whose mail the inbound listener
+   * takes. No parent matching: a verified `example.com` receives for `example.com` only.
+   */
+  async projectsVerifying(em: EntityManager, domain: string): Promise<string[]> {
+    const rows = await em.execute<Array<{ project_id: string }>>(
+      `select project_id from domains where domain = ? and status = 'VERIFIED' order by project_id`,
+      [domain],
+    );
+    return rows.map((r) => r.project_id);
+  },
+
   /** The domain's DKIM private key as PEM, opened with SECRET. */
   dkimPrivateKeyPem(secret: string, domain: DomainRow): string {
     return openWithSecret(secret, DKIM_KEY_PURPOSE, domain.id, domain.dkimPrivateKeySealed);

@@ -156,8 +156,9 @@ async function unsubscribeAddress(tx: EntityManager, projectId: string, address:
 const normaliseAddress = (address: string) => address.trim().toLowerCase();
 
 export interface BounceNotice {
-  /** SES bounceType: Permanent, Transient or Undetermined. */
+  /** SES bounceType (Permanent, Transient or Undetermined), or a DSN's as Mailroom classes it. */
   bounceType: string;
+  /** SES bounceSubType (General, NoEmail, ...), or a DSN's Status code (5.1.1). */
   bounceSubType?: string;
   /** Addresses SES says bounced, with their diagnostic (SMTP reply) when given. */
   recipients: Array<{ email: string; diagnostic?: string }>;
@@ -189,6 +190,31 @@ export const emailFeedbackRepository = {
   },
 
   /**
+   * The project's sent email (not one it received) that a report by mail names: by its id (the
+   * return-path address) or by our Message-ID header, with or without angle brackets. Another
+   * project's email is not found: a report can only change the emails of the project it reached.
+   */
+  async findSentEmailOfProject(
+    em: EntityManager,
+    projectId: string,
+    ids: { emailId?: string; messageId?: string },
+  ): Promise<{ id: string; toAddress: string } | null> {
+    const found = (row: Record<string, any> | undefined) => (row ? { id: row.id, toAddress: row.to_address } : null);
+    if (ids.emailId) {
+      const [row] = await em.execute(`select id, to_address from emails where id = ? and project_id = ? and source <> 'INBOUND'`, [ids.emailId, projectId]);
+      return found(row);
+    }
+    const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
+    if (!bare) return null;
+    const [row] = await em.execute(`select id, to_address from emails where message_id in (?, ?) and project_id = ? and source <> 'INBOUND' limit 1`, [
+      `<${bare}>`,
+      bare,
+      projectId,
+    ]);
+    return found(row);
+  },
+
+  /**
    * The email a relay notice is about: by the relay's own message id (`provider_message_id`),
    * else by our Message-ID header, stored with angle brackets and matched with or without them.
    */
@@ -217,13 +243,12 @@ export const emailFeedbackRepository = {
   },
 
   /**
-   * A permanent bounce: BOUNCED, the address suppressed in the email's project (reason BOUNCE),
-   * the project's contact with that address unsubscribed, and `email.bounced`. A transient (or
-   * undetermined) bounce only records its diagnostic in `error`: the relay gave up on this one
-   * message, but the mailbox exists, so nothing is suppressed and no event is recorded (an
-   * `email.bounced` would make automations treat a full mailbox as a dead address).
+   * A bounce, as services/feedback/emailFeedback.ts decided it (`permanent`). A permanent one:
+   * BOUNCED, the address suppressed in the email's project (reason BOUNCE), the project's contact
+   * with that address unsubscribed, and `email.bounced`. Otherwise only its diagnostic is noted in
+   * `error`, with no event.
    */
-  async recordBounce(em: EntityManager, emailId: string, notice: BounceNotice): Promise<(FeedbackOutcome & { ignored?: string }) | null> {
+  async recordBounce(em: EntityManager, emailId: string, notice: BounceNotice, permanent: boolean): Promise<(FeedbackOutcome & { ignored?: string }) | null> {
     const outcome = await em.transactional(async (tx) => {
       const email = await lockEmail(tx, emailId);
       if (!email) return null;
@@ -239,9 +264,9 @@ export const emailFeedbackRepository = {
       const own = notice.recipients.find((r) => normaliseAddress(r.email) === address);
       const diagnostic = (own?.diagnostic ?? notice.recipients.find((r) => r.diagnostic)?.diagnostic ?? '').slice(0, 1000) || null;
       const kind = [notice.bounceType, notice.bounceSubType].filter(Boolean).join('/');
-      const errorText = `${notice.bounceType === 'Permanent' ? 'Bounced' : 'Soft bounce'} (${kind})${diagnostic ? `: ${diagnostic}` : ''}`;
+      const errorText = `${permanent ? 'Bounced' : 'Soft bounce'} (${kind})${diagnostic ? `: ${diagnostic}` : ''}`;
 
-      if (notice.bounceType !== 'Permanent') {
+      if (!permanent) {
         await tx.execute(`update emails set error = ?, updated_at = now() where id = ?`, [errorText, emailId]);
         return base;
       }

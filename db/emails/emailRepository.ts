@@ -48,6 +48,19 @@ export interface EmailRow extends Omit<NewEmail, 'status' | 'error'> {
   opens: number;
   clicks: number;
   createdAt: Date;
+  /** What the last message offered to the relay needs to be rebuilt; null before any was; absent when not read. */
+  messageStamp?: StoredMessageStamp | null;
+  /** A received email's message (inbound_messages); null for sent mail or once the message row is gone. */
+  inboundMessageId?: string | null;
+  /** A received email's SPF, DKIM and DMARC verdicts (contract 20). */
+  auth?: InboundAuthResults | null;
+}
+
+/** Each `pass`, `fail`, `softfail`, `neutral`, `none`, `temperror` or `permerror`, as mailauth computes them. */
+export interface InboundAuthResults {
+  spf: string;
+  dkim: string;
+  dmarc: string;
 }
 
 export interface EmailAttachment {
@@ -58,12 +71,38 @@ export interface EmailAttachment {
   content: Buffer;
 }
 
-/** What one delivery attempt decided for one email. */
+/**
+ * What makes a handed-over message reproducible from its row (mail/mime/messageBuilder.ts
+ * `MessageStamp`, repeated here because db/ does not import mail/): kept instead of the bytes.
+ */
+export interface StoredMessageStamp {
+  date: string;
+  boundary: string;
+  dkimSignature: string | null;
+}
+
+/**
+ * What one delivery attempt decided for one email. SENT, and FAILED when the relay took the
+ * message's data and refused it, carry the stamp of the bytes handed over.
+ */
 export type DeliveryOutcome =
-  | { emailId: string; status: 'SENT'; providerMessageId: string | null }
+  | { emailId: string; status: 'SENT'; providerMessageId: string | null; stamp?: StoredMessageStamp }
   | { emailId: string; status: 'RETRY'; error: string }
-  | { emailId: string; status: 'FAILED'; error: string }
+  | { emailId: string; status: 'FAILED'; error: string; stamp?: StoredMessageStamp | null }
   | { emailId: string; status: 'SUPPRESSED'; error: string };
+
+/**
+ * `headers` in the order a row gives them back: jsonb keeps an object's keys shorter first, then
+ * byte-wise. Mail built from an email it has in hand (a campaign batch's) must order them so, or
+ * the message rebuilt from its row later would not be the one sent.
+ */
+export function inStoredOrder(headers: Record<string, string> | null): Record<string, string> | null {
+  if (!headers) return headers;
+  const keys = Object.keys(headers);
+  const sorted = [...keys].sort((a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  if (sorted.every((key, i) => key === keys[i])) return headers;
+  return Object.fromEntries(sorted.map((key) => [key, headers[key]]));
+}
 
 const date = (value: unknown) => (value ? new Date(value as string) : null);
 
@@ -86,6 +125,7 @@ export function toEmail(row: Record<string, any>): EmailRow {
     html: row.html,
     text: row.text,
     headers: typeof row.headers === 'string' ? JSON.parse(row.headers) : (row.headers ?? null),
+    messageStamp: row.message_stamp === undefined ? undefined : typeof row.message_stamp === 'string' ? JSON.parse(row.message_stamp) : row.message_stamp,
     attachmentSetId: row.attachment_set_id,
     status: row.status,
     error: row.error,
@@ -102,7 +142,22 @@ export function toEmail(row: Record<string, any>): EmailRow {
     opens: row.opens,
     clicks: row.clicks,
     createdAt: new Date(row.created_at),
+    inboundMessageId: row.inbound_message_id ?? null,
+    auth: typeof row.auth === 'string' ? JSON.parse(row.auth) : (row.auth ?? null),
   };
+}
+
+/** Takes the emails a delivery attempt may send (see `claimForDelivery`), answering `returning`. */
+async function claim(em: EntityManager, ids: string[], owner: string, holdSeconds: number, returning: '*' | 'id, attempts'): Promise<Record<string, any>[]> {
+  if (!ids.length) return [];
+  return em.execute(
+    `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
+       claimed_until = now() + make_interval(secs => ?), updated_at = now()
+     where id = any(?::uuid[])
+       and (status = 'QUEUED' or (status = 'SENDING' and (claimed_by = ? or claimed_until < now())))
+     returning ${returning}`,
+    [owner, holdSeconds, `{${ids.join(',')}}`, owner],
+  );
 }
 
 export const emailRepository = {
@@ -238,16 +293,18 @@ export const emailRepository = {
    * alone, so a delivery repeated by Temporal never sends an email twice once it is recorded.
    */
   async claimForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<EmailRow[]> {
-    if (!ids.length) return [];
-    const rows = await em.execute(
-      `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
-         claimed_until = now() + make_interval(secs => ?), updated_at = now()
-       where id = any(?::uuid[])
-         and (status = 'QUEUED' or (status = 'SENDING' and (claimed_by = ? or claimed_until < now())))
-       returning *`,
-      [owner, holdSeconds, `{${ids.join(',')}}`, owner],
-    );
+    const rows = await claim(em, ids, owner, holdSeconds, '*');
     return rows.map(toEmail);
+  },
+
+  /**
+   * The same claim for emails whose content the caller holds already (it recorded them a moment
+   * ago): answers only which were claimed and their attempt, so the rows' HTML and text are not
+   * read back, decompressed and sent over the connection again.
+   */
+  async claimKnownForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<Array<{ id: string; attempts: number }>> {
+    const rows = await claim(em, ids, owner, holdSeconds, 'id, attempts');
+    return rows.map((r) => ({ id: r.id as string, attempts: r.attempts as number }));
   },
 
   /**
@@ -263,11 +320,12 @@ export const emailRepository = {
       status: o.status === 'RETRY' ? 'QUEUED' : o.status,
       error: 'error' in o ? o.error : null,
       provider_message_id: o.status === 'SENT' ? o.providerMessageId : null,
+      message_stamp: o.status === 'SENT' || o.status === 'FAILED' ? (o.stamp ?? null) : null,
     }));
     // One statement: atomic without a transaction of its own (two round trips fewer per wave).
     const rows = await em.execute(
       `with input as (
-         select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text)
+         select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text, message_stamp jsonb)
        ),
        moved as (
          -- Feedback that beat this write (an SES delivery notice, an open) already moved the
@@ -277,6 +335,8 @@ export const emailRepository = {
            error = case when e.status = 'SENDING' then i.error else e.error end,
            provider_message_id = coalesce(i.provider_message_id, e.provider_message_id),
            sent_at = case when i.status = 'SENT' then coalesce(e.sent_at, now()) else e.sent_at end,
+           -- The message this attempt handed over (the last one offered is the one to show).
+           message_stamp = coalesce(i.message_stamp, e.message_stamp),
            claimed_by = null, claimed_until = null, updated_at = now()
          from input i
          where e.id = i.id

@@ -17,6 +17,12 @@ import { Migration20261123150000BillingCaps } from './Migration20261123150000Bil
 import { Migration20261123120000ExecutionSweeps } from './Migration20261123120000ExecutionSweeps';
 import { Migration20261123140000AnalyticsRollups } from './Migration20261123140000AnalyticsRollups';
 import { Migration20261125010000ShardedRollups } from './Migration20261125010000ShardedRollups';
+import { Migration20261125030000RetentionIndexes } from './Migration20261125030000RetentionIndexes';
+import { Migration20261125100000EmailStamps } from './Migration20261125100000EmailStamps';
+import { Migration20261125101000SuppressionList } from './Migration20261125101000SuppressionList';
+import { Migration20261125110000InboundMail } from './Migration20261125110000InboundMail';
+import { Migration20261125102000EmailRecordFilters } from './Migration20261125102000EmailRecordFilters';
+import { Migration20261125130000RelayIdempotency } from './Migration20261125130000RelayIdempotency';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -39,4 +45,10 @@ export const migrationsList = [
   { name: 'Migration20261123140000AnalyticsRollups', class: Migration20261123140000AnalyticsRollups },
   { name: 'Migration20261123150000BillingCaps', class: Migration20261123150000BillingCaps },
   { name: 'Migration20261125010000ShardedRollups', class: Migration20261125010000ShardedRollups },
+  { name: 'Migration20261125030000RetentionIndexes', class: Migration20261125030000RetentionIndexes },
+  { name: 'Migration20261125100000EmailStamps', class: Migration20261125100000EmailStamps },
+  { name: 'Migration20261125101000SuppressionList', class: Migration20261125101000SuppressionList },
+  { name: 'Migration20261125102000EmailRecordFilters', class: Migration20261125102000EmailRecordFilters },
+  { name: 'Migration20261125110000InboundMail', class: Migration20261125110000InboundMail },
+  { name: 'Migration20261125130000RelayIdempotency', class: Migration20261125130000RelayIdempotency },
 ];

@@ -53,6 +53,14 @@ export const projectRepository = {
     return em.findOne(ProjectSchema, { id });
   },
 
+  /** Set when the project is disabled (its sends refused), with why; read from the row, not the identity map. */
+  async disabledState(em: EntityManager, id: string): Promise<{ disabledReason: string | null } | null> {
+    const rows = await em.execute<Array<{ disabled: boolean; disabled_reason: string | null }>>(`select disabled, disabled_reason from projects where id = ?`, [
+      id,
+    ]);
+    return rows[0]?.disabled ? { disabledReason: rows[0].disabled_reason } : null;
+  },
+
   /** The projects a user belongs to, with the user's role in each. */
   async listForUser(em: EntityManager, userId: string): Promise<Array<{ project: Project; role: MemberRole }>> {
     const memberships = await em.find(ProjectMemberSchema, { userId }, { orderBy: { createdAt: 'asc' } });

@@ -32,4 +32,14 @@ export const sessionRepository = {
   async endAllOfUser(em: EntityManager, userId: string): Promise<void> {
     await em.execute(`delete from sessions where user_id = ?`, [userId]);
   },
+
+  /** Removes at most `limit` expired sessions (the retention); answers how many went. */
+  async deleteExpired(em: EntityManager, limit: number): Promise<number> {
+    const [row] = await em.execute(
+      `with gone as (delete from sessions where id in (select id from sessions where expires_at < now() limit ?) returning 1)
+       select count(*)::int as n from gone`,
+      [limit],
+    );
+    return row.n;
+  },
 };

@@ -111,4 +111,23 @@ export const userRepository = {
   async markEmailVerified(em: EntityManager, userId: string): Promise<void> {
     await em.execute(`update users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = ?`, [userId]);
   },
+
+  /**
+   * Removes at most `limit` tokens that can no longer be used (used, or expired) and were issued
+   * more than `issuedSecondsAgo` ago (the retention); answers how many went.
+   */
+  async deleteSpentTokens(em: EntityManager, issuedSecondsAgo: number, limit: number): Promise<number> {
+    const [row] = await em.execute(
+      `with gone as (
+         delete from user_tokens where id in (
+           select id from user_tokens
+           where (used_at is not null or expires_at < now()) and created_at < now() - make_interval(secs => ?)
+           limit ?)
+         returning 1
+       )
+       select count(*)::int as n from gone`,
+      [issuedSecondsAgo, limit],
+    );
+    return row.n;
+  },
 };

@@ -10,6 +10,13 @@ import { isIP } from 'node:net';
  * - the question could not be answered now (SERVFAIL, timeout, refused, unreachable server):
  *   a DnsTemporaryFailure, which says nothing about the domain and must not change what we
  *   believe about it.
+ *
+ * c-ares (node's resolver) answers ENOTFOUND both for NXDOMAIN and when it could not reach any
+ * server at all (a DNS_SERVERS address with no route, e.g. EHOSTUNREACH or ENETUNREACH): such an
+ * outage would read as "no such record" and un-verify every domain. So an ENOTFOUND counts as
+ * NXDOMAIN only once the same servers have answered a question every recursive resolver answers
+ * (the root's NS records, see ROOT_PROBE); otherwise it is a DnsTemporaryFailure (EUNREACHABLE).
+ * ENODATA (NODATA) needs no such proof: c-ares reports it only from an answer it received.
  */
 export class DnsTemporaryFailure extends Error {
   constructor(
@@ -51,6 +58,12 @@ export interface DnsResolverOptions {
 
 /** Answers that mean "this name has no such record": the domain's own statement, not a failure. */
 const emptyAnswerCodes = new Set<string>([dns.NODATA, dns.NOTFOUND, 'ENOTFOUND', 'ENODATA']);
+/** The code c-ares gives NXDOMAIN, and also a query no server could be reached for. */
+const notFoundCodes = new Set<string>([dns.NOTFOUND, 'ENOTFOUND']);
+/** The code of a DnsTemporaryFailure for a not-found that the servers could not be shown to have answered. */
+export const UNREACHABLE_CODE = 'EUNREACHABLE';
+/** The question that proves the servers answer: a resolver knows the root's nameservers. */
+const ROOT_PROBE = '.';
 /** A name that cannot exist cannot have records either (our names are validated, so this is rare). */
 const impossibleNameCodes = new Set<string>([dns.BADNAME, dns.BADFAMILY]);
 
@@ -58,11 +71,21 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
   const resolver = new dns.promises.Resolver({ timeout: options.timeoutMs, tries: options.tries ?? 2 });
   if (options.servers.length) resolver.setServers(options.servers);
 
+  /** Whether the servers answer at all: the root's NS records, asked after the not-found they must vouch for. */
+  async function serversAnswer(): Promise<boolean> {
+    try {
+      return (await resolver.resolveNs(ROOT_PROBE)).length > 0;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === dns.NODATA || (err as NodeJS.ErrnoException).code === 'ENODATA';
+    }
+  }
+
   async function ask<T>(rrtype: string, hostname: string, query: () => Promise<T[]>): Promise<T[]> {
     try {
       return await query();
     } catch (err) {
       const code = String((err as NodeJS.ErrnoException).code ?? 'EUNKNOWN');
+      if (notFoundCodes.has(code) && !(await serversAnswer())) throw new DnsTemporaryFailure(hostname, rrtype, UNREACHABLE_CODE);
       if (emptyAnswerCodes.has(code) || impossibleNameCodes.has(code)) return [];
       throw new DnsTemporaryFailure(hostname, rrtype, code);
     }

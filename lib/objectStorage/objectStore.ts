@@ -18,6 +18,11 @@ export interface ObjectStore {
   get(key: string): Promise<StoredObject | null>;
   /** Removes the objects; keys that are already gone are not an error. */
   delete(keys: string[]): Promise<void>;
+  /**
+   * Removes the temporary files of writes that never finished (a process killed mid-put) once
+   * older than `olderThanMs`; answers how many went. Nothing to do for a store without them.
+   */
+  removeAbandonedTemporaries(olderThanMs: number): Promise<number>;
   /** Releases connections (the S3 client's sockets); the store is not used afterwards. */
   close(): void;
 }

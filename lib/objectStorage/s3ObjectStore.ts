@@ -33,6 +33,11 @@ export class S3ObjectStore implements ObjectStore {
     return this.settings.keyPrefix + key;
   }
 
+  /** PutObject leaves no temporary object behind. */
+  async removeAbandonedTemporaries(): Promise<number> {
+    return 0;
+  }
+
   async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
     try {
       await this.client.send(

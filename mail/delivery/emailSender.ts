@@ -1,6 +1,10 @@
 import type { EmailAttachment, EmailRow, DeliveryOutcome } from '../../db/emails/emailRepository';
 import { MailDeliveryError, type MailTransport, type OutgoingMail } from '../mailTransport';
 import type { DkimSigningKey } from '../../db/domains/domainRepository';
+import { returnPathAddress } from './returnPath';
+
+/** RETURN_PATH_SUBDOMAIN when INBOUND_MX_HOST is set (bounces come back by mail); else null. */
+export type ReturnPathSubdomain = string | null;
 
 /**
  * The one sender of recorded emails (transactional, campaign and workflow mail alike): turns an
@@ -11,17 +15,39 @@ import type { DkimSigningKey } from '../../db/domains/domainRepository';
 export async function sendRecordedEmail(
   transport: MailTransport,
   email: EmailRow,
-  options: { dkim: DkimSigningKey | null; attachments: EmailAttachment[] },
+  options: { dkim: DkimSigningKey | null; attachments: EmailAttachment[]; returnPathSubdomain: ReturnPathSubdomain },
 ): Promise<DeliveryOutcome> {
-  const mail: OutgoingMail = {
+  const mail = recordedEmailMail(email, options);
+  // The return path lives under the verified domain that signs (the one whose records list its
+  // MX); mail sent without a domain key keeps its From address as the envelope sender.
+  if (options.returnPathSubdomain && options.dkim) mail.envelopeFrom = returnPathAddress(email.id, options.returnPathSubdomain, options.dkim.domainName);
+  try {
+    const sent = await transport.send(mail);
+    return { emailId: email.id, status: 'SENT', providerMessageId: providerMessageId(sent.response), stamp: sent.stamp };
+  } catch (err) {
+    if (err instanceof MailDeliveryError && err.permanent)
+      return { emailId: email.id, status: 'FAILED', error: err.message.slice(0, 1000), stamp: err.stamp ?? null };
+    return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
+  }
+}
+
+/**
+ * The mail an email row stands for: what delivery hands to the transport, and what a sent
+ * message is rebuilt from (services/sending/sentMessage.ts), so both read the row the same way.
+ */
+export function recordedEmailMail(email: EmailRow, options: { dkim: DkimSigningKey | null; attachments: EmailAttachment[] }): OutgoingMail {
+  const { shownTo, cc, headers } = shownRecipients(email.headers);
+  return {
     projectId: email.projectId,
     from: email.fromName ? { name: email.fromName, address: email.fromAddress } : email.fromAddress,
     to: [email.toName ? { name: email.toName, address: email.toAddress } : email.toAddress],
+    ...(shownTo !== undefined ? { shownTo } : {}),
+    ...(cc !== undefined ? { cc } : {}),
     replyTo: email.replyTo ?? undefined,
     subject: email.subject,
     html: email.html ?? undefined,
     text: email.text ?? undefined,
-    headers: email.headers ?? undefined,
+    headers,
     messageId: email.messageId,
     attachments: options.attachments.map((a) => ({
       filename: a.filename,
@@ -33,13 +59,25 @@ export async function sendRecordedEmail(
     // The builder signs its list of fields (mail/mime/dkimSignature.ts), List-Unsubscribe-Post included.
     dkim: options.dkim ?? undefined,
   };
-  try {
-    const sent = await transport.send(mail);
-    return { emailId: email.id, status: 'SENT', providerMessageId: providerMessageId(sent.response) };
-  } catch (err) {
-    if (err instanceof MailDeliveryError && err.permanent) return { emailId: email.id, status: 'FAILED', error: err.message.slice(0, 1000) };
-    return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
+}
+
+/**
+ * A relayed message's `To` and `Cc` as written travel in the row's headers (the SMTP relay puts
+ * them there; /v1/send refuses those names as custom headers): taken out here to be shown as the
+ * message's To and Cc fields, which the builder writes itself.
+ */
+function shownRecipients(rowHeaders: Record<string, string> | null): { shownTo?: string; cc?: string; headers?: Record<string, string> } {
+  if (!rowHeaders) return {};
+  let shownTo: string | undefined;
+  let cc: string | undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(rowHeaders)) {
+    const lower = name.toLowerCase();
+    if (lower === 'to') shownTo = value;
+    else if (lower === 'cc') cc = value;
+    else headers[name] = value;
   }
+  return { shownTo, cc, headers };
 }
 
 /**

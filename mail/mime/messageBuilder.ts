@@ -16,12 +16,29 @@ import {
   unstructuredField,
 } from './headerFields';
 
+/**
+ * What one build chose that its input does not hold: the Date field's value, the base of the
+ * MIME boundaries (random per message) and the DKIM-Signature field's value (a signature is not
+ * reproducible without the key and the same instant). With the same mail and this stamp,
+ * `buildMessage` writes the same bytes again: how a sent message is shown without storing it.
+ */
+export interface MessageStamp {
+  /** The Date field's value as written (`Wed, 25 Nov 2026 04:02:58 +0000`). */
+  date: string;
+  boundary: string;
+  /** The DKIM-Signature field after `DKIM-Signature: `, folding included; null for unsigned mail. */
+  dkimSignature: string | null;
+}
+
 /** A message ready for the wire: RFC 5322 bytes with CRLF line ends, and whom SMTP carries it from and to. */
 export interface BuiltMessage {
   raw: Buffer;
   envelope: { from: string; to: string[] };
   messageId: string;
+  stamp: MessageStamp;
 }
+
+const DKIM_FIELD_PREFIX = 'DKIM-Signature: ';
 
 interface Part {
   fields: HeaderField[];
@@ -119,9 +136,12 @@ function contentTree(mail: OutgoingMail, boundaryBase: string): Part {
 
 /**
  * `mail` as the bytes of an RFC 5322 message (CRLF line ends, ASCII only, no line over 998
- * octets), DKIM-signed when `mail.dkim` is given. Boundaries are random per message.
+ * octets), DKIM-signed when `mail.dkim` is given. Boundaries are random per message. With
+ * `options.stamp` (what an earlier build answered), the message is that build's bytes again:
+ * its date and boundaries, and its DKIM-Signature field as it was rather than a new signature.
  */
-export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}): BuiltMessage {
+export function buildMessage(mail: OutgoingMail, options: { date?: Date; stamp?: MessageStamp } = {}): BuiltMessage {
+  const { stamp } = options;
   const [from] = mailboxes(mail.from);
   if (!from) throw new Error('The mail has no From address');
   const to = mailboxes(mail.to);
@@ -129,26 +149,43 @@ export function buildMessage(mail: OutgoingMail, options: { date?: Date } = {}):
 
   const fields: HeaderField[] = [field('From', formatMailbox(from))];
   // No recipients: no To field (SMTP refuses the message without RCPT TO anyway).
-  if (to.length) fields.push(field('To', to.map(formatMailbox).join(', ')));
+  const shownTo = mail.shownTo !== undefined ? mailboxes(mail.shownTo) : to;
+  if (shownTo.length) fields.push(field('To', shownTo.map(formatMailbox).join(', ')));
+  const cc = mail.cc !== undefined ? mailboxes(mail.cc) : [];
+  if (cc.length) fields.push(field('Cc', cc.map(formatMailbox).join(', ')));
   if (mail.replyTo) {
     const replyTo = mailboxes(mail.replyTo);
     if (replyTo.length) fields.push(field('Reply-To', replyTo.map(formatMailbox).join(', ')));
   }
   fields.push({ name: 'Subject', line: unstructuredField('Subject', mail.subject) });
-  fields.push(field('Date', dateValue(options.date ?? new Date())), field('Message-ID', messageId));
+  const date = stamp?.date ?? dateValue(options.date ?? new Date());
+  fields.push(field('Date', date), field('Message-ID', messageId));
   for (const [rawName, value] of Object.entries(mail.headers ?? {})) {
     const name = fieldName(rawName);
     if (!name || MESSAGE_OWN_FIELDS.has(name.toLowerCase()) || typeof value !== 'string' || !value.trim()) continue;
     fields.push({ name, line: unstructuredField(name, value) });
   }
   fields.push(field('MIME-Version', '1.0'));
-  const root = contentTree(mail, `=_${crypto.randomUUID()}`);
+  const boundary = stamp?.boundary ?? `=_${crypto.randomUUID()}`;
+  const root = contentTree(mail, boundary);
   fields.push(...root.fields);
 
   let head = '';
   for (const f of fields) head += f.line + CRLF;
   const body = root.body ? root.body + CRLF : '';
-  if (mail.dkim) head = dkimSignatureField(fields, body, mail.dkim) + CRLF + head;
+  const dkimField = stamp
+    ? stamp.dkimSignature === null
+      ? null
+      : DKIM_FIELD_PREFIX + stamp.dkimSignature
+    : mail.dkim
+      ? dkimSignatureField(fields, body, mail.dkim)
+      : null;
+  if (dkimField !== null) head = dkimField + CRLF + head;
   const envelopeTo = [...new Set(to.map((m) => m.address))];
-  return { raw: Buffer.from(head + CRLF + body, 'utf8'), envelope: { from: from.address, to: envelopeTo }, messageId };
+  return {
+    raw: Buffer.from(head + CRLF + body, 'utf8'),
+    envelope: { from: mail.envelopeFrom ?? from.address, to: envelopeTo },
+    messageId,
+    stamp: { date, boundary, dkimSignature: dkimField === null ? null : dkimField.slice(DKIM_FIELD_PREFIX.length) },
+  };
 }

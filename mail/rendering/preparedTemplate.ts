@@ -79,6 +79,21 @@ export function prepareTemplate(source: TemplateSource, tracking: TrackingSettin
   };
 }
 
+/**
+ * A finished message made ready like a template, without Handlebars: its subject and HTML are
+ * what every recipient gets before the footer and tracking (the SMTP relay's messages).
+ */
+export function literalTemplate(source: TemplateSource, tracking: TrackingSettings | null): PreparedTemplate {
+  return {
+    type: source.type,
+    tracking: tracking && (tracking.opens || tracking.clicks) ? { opens: tracking.opens, clicks: tracking.clicks } : null,
+    problems: [],
+    subject: () => source.subject,
+    body: () => source.body,
+    ...newBodyMemory(),
+  };
+}
+
 function newBodyMemory(): BodyMemory {
   return { trackedTargets: new Map(), textMemo: new TextPartMemo() };
 }

@@ -11,6 +11,7 @@ import { preparedTemplate, renderPrepared, type RenderedEmail, type TemplateType
 export { TemplateRenderError, type TemplateProblem } from './templateProblems';
 export {
   checkTemplate,
+  literalTemplate,
   preparedTemplate,
   renderPrepared,
   singleLineSubject,

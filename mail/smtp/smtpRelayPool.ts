@@ -25,7 +25,7 @@ export interface RelayAnswer {
 }
 
 /** An SMTP error as nodemailer reports it: `responseCode` when the relay answered. */
-export type RelayError = Error & { responseCode?: number; code?: string };
+export type RelayError = Error & { responseCode?: number; code?: string; command?: string };
 
 export interface SmtpRelayPool {
   send(message: RelayMessage): Promise<RelayAnswer>;

@@ -7,9 +7,10 @@ import { usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
 import { deliverRecordedEmails, type DeliveryServices } from '../sending/recordedEmailDelivery';
 import { composeEmail } from '../sending/emailComposer';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
+import { campaignStatus } from './campaignStatus';
 
 export interface CampaignBatchResult {
-  /** The campaign is no longer SENDING (cancelled, deleted): stop. */
+  /** The campaign is no longer SENDING (cancelled, deleted, stopped because its project was disabled): stop. */
   stopped: boolean;
   /** The last recipient this batch covered (the workflow plans batches with planCampaignBatches). */
   nextCursor: string | null;
@@ -45,7 +46,9 @@ const CAMPAIGN_WAVE = 25;
  * One batch of the audience, from `afterContactId` on: renders and records one email per
  * recipient (the unique (campaign, contact) key makes a repeated batch find the emails it
  * recorded before instead of recording more), then delivers them through the one delivery
- * path. Stops at once when the campaign is no longer SENDING.
+ * path. Stops at once when the campaign is no longer SENDING, and between waves when its
+ * project is disabled: then the batch ends the send itself (CANCELLED with the reason), so
+ * every running batch sees the campaign is no longer SENDING.
  */
 export async function sendCampaignBatch(
   deps: CampaignBatchDeps,
@@ -58,6 +61,10 @@ export async function sendCampaignBatch(
   const none = { recipients: 0, sent: 0, failed: 0, suppressed: 0, retry: [] };
   const campaign = await campaignSendRepository.find(em, input.campaignId);
   if (!campaign || campaign.status !== 'SENDING') return { stopped: true, nextCursor: null, ...none };
+  if (campaign.projectDisabled) {
+    await stopForDisabledProject(deps, campaign.id, campaign.projectId, campaign.projectDisabledReason);
+    return { stopped: true, nextCursor: null, ...none };
+  }
 
   const page = await campaignSendRepository.recipientsPage(em, campaign.id, input.afterContactId, input.limit);
   const nextCursor = page.lastContactId;
@@ -101,23 +108,40 @@ export async function sendCampaignBatch(
     const { granted, limit } = await usageCaps.reserveUpTo(tx, campaign.projectId, 'campaigns', queued.length);
     const cut = queued.slice(granted);
     if (cut.length) await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${cut.join(',')}}`]);
-    return { reached: cut.length > 0, limit };
+    return { reached: cut.length > 0, limit, allRecordedNow: inserted.size === emails.length, cut: new Set(cut) };
   });
-  const emailIds = await campaignSendRepository.emailIdsFor(
-    em,
-    campaign.id,
-    page.contacts.map((c) => c.id),
-  );
+  // A first attempt recorded every email itself and holds them; a repeated one asks which exist.
+  const recorded = cap.allRecordedNow ? new Map(emails.filter((e) => !cap.cut.has(e.id)).map((e) => [e.id, e])) : undefined;
+  const emailIds = recorded
+    ? [...recorded.keys()]
+    : await campaignSendRepository.emailIdsFor(
+        em,
+        campaign.id,
+        page.contacts.map((c) => c.id),
+      );
   control.heartbeat({ recorded: emailIds.length });
 
   const owner = `campaign-${campaign.id}/${input.afterContactId ?? 'start'}`;
+  let disabled: { disabledReason: string | null } | undefined;
   const result = await deliverRecordedEmails(services, emailIds, owner, {
+    recorded,
     waveSize: CAMPAIGN_WAVE,
     onWave: (done) => control.heartbeat({ done }),
-    // A cancel reaches a running batch through its heartbeats or the campaign's status.
-    shouldStop: async () => control.cancelled() || !(await campaignSendRepository.isSending(orm.em.fork(), campaign.id)),
+    onWait: () => control.heartbeat({ waitingForDatabase: true }),
+    // A cancel reaches a running batch through its heartbeats or the campaign's status; a
+    // disabled project through its row, read with the status.
+    shouldStop: async () => {
+      if (control.cancelled()) return true;
+      const send = await campaignSendRepository.sendState(orm.em.fork(), campaign.id);
+      if (send.state === 'PROJECT_DISABLED') disabled = send;
+      return send.state !== 'SENDING';
+    },
   });
   await campaignSendRepository.refreshSentCount(em, campaign.id);
+  if (disabled) {
+    await stopForDisabledProject(deps, campaign.id, campaign.projectId, disabled.disabledReason);
+    return { stopped: true, nextCursor, recipients: emailIds.length, ...result };
+  }
   if (result.retry.length)
     logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
   if (cap.reached) {
@@ -125,4 +149,9 @@ export async function sendCampaignBatch(
     return { stopped: false, nextCursor, recipients: emailIds.length, ...result, capReached: { category: 'campaigns', limit: cap.limit } };
   }
   return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
+}
+
+async function stopForDisabledProject(deps: CampaignBatchDeps, campaignId: string, projectId: string, disabledReason: string | null): Promise<void> {
+  await campaignStatus.stopForDisabledProject(deps.services.orm.em.fork(), campaignId, disabledReason);
+  deps.logger.warn({ campaignId, projectId, disabledReason }, 'campaign: the project is disabled; the send stops');
 }

@@ -19,7 +19,7 @@ export const CAMPAIGN_TRANSITIONS = {
   begin: { from: ['SCHEDULED', 'SENDING'], to: ['SENDING'] },
   /** Every recipient has been handed to the transport. */
   finish: { from: ['SENDING'], to: ['SENT'] },
-  /** Cancelled through the API or Temporal, or stopped by a monthly cap (with a stop reason). */
+  /** Cancelled through the API or Temporal, or stopped by a monthly cap or a disabled project (with a stop reason). */
   cancel: { from: ['SCHEDULED', 'SENDING'], to: ['CANCELLED'] },
 } as const satisfies Record<string, { from: readonly CampaignStatus[]; to: readonly CampaignStatus[] }>;
 
@@ -98,5 +98,20 @@ export const campaignStatus = {
       category: cap.category,
       limit: cap.limit,
       message: `Stopped after ${cap.sent} emails: the project's monthly ${cap.category} cap${cap.limit === null ? '' : ` of ${cap.limit}`} is reached. Raise it with PUT /users/@me/projects/:id/billing-limits.`,
+    }),
+
+  /**
+   * Ends a send whose project was disabled (see endSend): there is no paused state in the
+   * campaign statuses of the specification, and a disabled project's sends are refused, so the
+   * campaign is CANCELLED with the reason it shows. Mail already handed over stays sent.
+   */
+  stopForDisabledProject: (em: EntityManager, campaignId: string, disabledReason: string | null) =>
+    campaignStatus.endSend(em, campaignId, {
+      code: 'PROJECT_DISABLED',
+      disabledReason,
+      message:
+        disabledReason === 'PAYMENT_FAILED'
+          ? 'Stopped: the project was disabled because its last payment failed (mail already handed over stays sent).'
+          : 'Stopped: the project was disabled (mail already handed over stays sent).',
     }),
 };

@@ -19,10 +19,10 @@ import { domainRepository, type DomainRow, type DomainStatus } from '../../db/do
  */
 export const PENDING_GRACE_HOURS = 72;
 
-export type DnsRecordPurpose = 'DKIM' | 'SPF' | 'DMARC';
+export type DnsRecordPurpose = 'DKIM' | 'SPF' | 'DMARC' | 'INBOUND' | 'RETURN_PATH';
 
 export interface DomainDnsRecord {
-  type: 'TXT';
+  type: 'TXT' | 'MX';
   name: string;
   value: string;
   purpose: DnsRecordPurpose;
@@ -43,23 +43,46 @@ export function spfRecordValue(spfInclude: string | undefined): string {
   return spfInclude ? `v=spf1 include:${spfInclude} ~all` : 'v=spf1 a mx ~all';
 }
 
-/** The records the owner must add, with what the last check found for each. */
-export function domainDnsRecords(domain: DomainRow, spfInclude: string | undefined): DomainDnsRecord[] {
-  return [
+/** What the records depend on besides the domain: SPF_INCLUDE, INBOUND_MX_HOST, RETURN_PATH_SUBDOMAIN. */
+export interface DomainRecordSettings {
+  spfInclude: string | undefined;
+  inboundMxHost: string | null;
+  returnPathSubdomain: string;
+}
+
+/**
+ * The records the owner must add, with what the last check found for each. With INBOUND_MX_HOST
+ * set, the mail-in records follow (contract 20): the domain's own MX, pointing its mail at
+ * Mailroom, and the return-path subdomain's MX and SPF, where bounces come back. Those are
+ * suggestions the checks do not look up: `verified` stays false for them and they never decide
+ * the domain's status (mail can leave without them; only bounces by mail need them).
+ */
+export function domainDnsRecords(domain: DomainRow, settings: DomainRecordSettings): DomainDnsRecord[] {
+  const records: DomainDnsRecord[] = [
     { type: 'TXT', name: dkimRecordName(domain), value: dkimRecordValue(domain.dkimPublicKey), purpose: 'DKIM', verified: domain.dkimVerified },
-    { type: 'TXT', name: domain.domain, value: spfRecordValue(spfInclude), purpose: 'SPF', verified: domain.spfVerified },
+    { type: 'TXT', name: domain.domain, value: spfRecordValue(settings.spfInclude), purpose: 'SPF', verified: domain.spfVerified },
     { type: 'TXT', name: dmarcRecordName(domain.domain), value: DMARC_RECORD_VALUE, purpose: 'DMARC', verified: domain.dmarcVerified },
   ];
+  if (settings.inboundMxHost) {
+    const mx = `10 ${settings.inboundMxHost}`;
+    const returnPath = `${settings.returnPathSubdomain}.${domain.domain}`;
+    records.push(
+      { type: 'MX', name: domain.domain, value: mx, purpose: 'INBOUND', verified: false },
+      { type: 'MX', name: returnPath, value: mx, purpose: 'RETURN_PATH', verified: false },
+      { type: 'TXT', name: returnPath, value: spfRecordValue(settings.spfInclude), purpose: 'RETURN_PATH', verified: false },
+    );
+  }
+  return records;
 }
 
 /** The domain record of contract section 8. */
-export function serializeDomain(domain: DomainRow, spfInclude: string | undefined) {
+export function serializeDomain(domain: DomainRow, settings: DomainRecordSettings) {
   return {
     id: domain.id,
     domain: domain.domain,
     status: domain.status,
     verified: domain.status === 'VERIFIED',
-    records: domainDnsRecords(domain, spfInclude),
+    records: domainDnsRecords(domain, settings),
     lastCheckedAt: domain.lastCheckedAt,
     verifiedAt: domain.verifiedAt,
     projectId: domain.projectId,

@@ -1,26 +1,71 @@
 import type { Orm } from '../../db/orm';
+import type { MailTransport } from '../../mail/mailTransport';
 import { CoalescedLookup } from '../../lib/coalescedLookup';
+import { OUTBOX_SENDER_DOMAIN, isOutboxSenderAddress } from '../../lib/domainName';
 import { domainRepository, type DomainRow } from '../../db/domains/domainRepository';
 
+/** Where mail goes: a relay (SMTP_URL set) or the local outbox. */
+export type MailMode = MailTransport['kind'];
+
+export function mailModeOf(config: { smtpUrl?: string }): MailMode {
+  // The same test as createMailTransport's, so the API and the worker's transport agree.
+  return config.smtpUrl ? 'smtp' : 'outbox';
+}
+
+/** A domain a project may send from now. */
+export interface SenderDomain {
+  /** The domain named in Message-IDs: the verified domain covering the address, or the outbox sender domain. */
+  domain: string;
+  /** The verified domain's row (its DKIM key); null for the outbox sender domain, which has neither row nor key. */
+  row: DomainRow | null;
+}
+
+export type OutboxSenderVerdict = { allowed: true } | { allowed: false; reason: string };
+
 /**
- * The sender-domain rule on the send path: `domainRepository.findVerifiedSenderDomain`, with the
- * concurrent sends of one project from one domain sharing a statement (lib/coalescedLookup.ts).
- * No answer is kept after its statement, so a domain that stops being verified is refused at once.
+ * Mailroom's one exception to the sender-domain rule (contract 8), written here only: any project
+ * may send from OUTBOX_SENDER_DOMAIN without DNS while mail goes only to the local outbox, and
+ * never once it goes to a relay. The API asks it when mail is accepted (with SMTP_URL of its own
+ * config) and delivery asks it again with the transport in hand, so mail accepted in outbox mode
+ * and still queued when SMTP_URL is set fails rather than leaves the machine. Null when the
+ * address is not on that domain: the ordinary rule decides.
+ */
+export function outboxSenderRule(fromAddress: string, mode: MailMode): OutboxSenderVerdict | null {
+  if (!isOutboxSenderAddress(fromAddress)) return null;
+  if (mode === 'outbox') return { allowed: true };
+  return {
+    allowed: false,
+    reason: `${OUTBOX_SENDER_DOMAIN} sends only into the local outbox, and SMTP_URL is set: send from a verified domain of the project`,
+  };
+}
+
+/**
+ * The sender-domain rule on the send path: the outbox exception above, else
+ * `domainRepository.findVerifiedSenderDomain`, with the concurrent sends of one project from one
+ * domain sharing a statement (lib/coalescedLookup.ts). No answer is kept after its statement, so
+ * a domain that stops being verified is refused at once. Every API path that checks a sender
+ * (send, templates, campaigns, the SMTP relay) asks this, so the exception is the same for all.
  */
 export class SenderDomainLookup {
   private readonly lookup: CoalescedLookup<DomainRow | null>;
 
-  constructor(orm: Orm) {
+  constructor(
+    orm: Orm,
+    private readonly mode: MailMode,
+  ) {
     this.lookup = new CoalescedLookup((key) => {
       const [projectId, fromDomain] = key.split('\u0000');
       return domainRepository.findVerifiedSenderDomain(orm.em.fork(), projectId, `sender@${fromDomain}`);
     });
   }
 
-  /** The verified domain covering `fromAddress` for the project, or null. */
-  findVerified(projectId: string, fromAddress: string): Promise<DomainRow | null> {
+  /** The domain `fromAddress` may be sent from for the project, or null (the caller answers `unverifiedSenderDomain`). */
+  async findVerified(projectId: string, fromAddress: string): Promise<SenderDomain | null> {
+    const outbox = outboxSenderRule(fromAddress, this.mode);
+    if (outbox) return outbox.allowed ? { domain: OUTBOX_SENDER_DOMAIN, row: null } : null;
     const at = fromAddress.lastIndexOf('@');
-    if (at < 0) return Promise.resolve(null);
-    return this.lookup.get(`${projectId}\u0000${fromAddress.slice(at + 1).toLowerCase()}`);
+    if (at < 0) return null;
+    const row = await this.lookup.get(`${projectId}\u0000${fromAddress.slice(at + 1).toLowerCase()}`);
+    return row ? { domain: row.domain, row } : null;
   }
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../../lib/config';
 import type { EmailSource, NewEmail } from '../../db/emails/emailRepository';
-import { preparedTemplate, renderPrepared, type RenderedEmail, type TemplateType } from '../../mail/rendering/renderEmail';
+import { literalTemplate, preparedTemplate, renderPrepared, singleLineSubject, type RenderedEmail, type TemplateType } from '../../mail/rendering/renderEmail';
 import { emailLinks } from '../../mail/links/signedLinks';
 import { templateVariables } from './templateVariables';
 import { recipientRefusal } from './recipientRefusal';
@@ -8,14 +8,37 @@ import { recipientRefusal } from './recipientRefusal';
 /** What rendering needs of the configuration: the links' base URL and secret, and tracking. */
 export type ComposerConfig = Pick<Config, 'publicUrl' | 'secret' | 'trackOpens' | 'trackClicks'>;
 
+/** A template: Handlebars over its subject and body for each recipient (contract 7). */
+export interface TemplateContent {
+  kind?: 'template';
+  subject: string;
+  body: string;
+  type: TemplateType;
+}
+
+/**
+ * A finished message (what an SMTP client submits): its subject and parts are sent as written,
+ * never run through Handlebars (a `{{` in a relayed message is text). Tracking still edits its
+ * HTML part; its own text part is kept, or made from the HTML when it has none.
+ */
+export interface MessageContent {
+  kind: 'message';
+  subject: string;
+  html: string | null;
+  text: string | null;
+  type: 'TRANSACTIONAL';
+}
+
+export type EmailContent = TemplateContent | MessageContent;
+
 /** What differs between the places that accept mail (/v1/send, a campaign's batch and test email, a SEND_EMAIL step). */
 export interface EmailToCompose {
   /** The email's id: in its links, its Message-ID and its row. */
   id: string;
   projectId: string;
   source: EmailSource;
-  /** The template source, rendered here. */
-  content: { subject: string; body: string; type: TemplateType };
+  /** The template source, rendered here, or a finished message. */
+  content: EmailContent;
   sender: {
     fromAddress: string;
     fromName: string | null;
@@ -61,9 +84,18 @@ export interface ComposedEmail {
 export function composeEmail(config: ComposerConfig, input: EmailToCompose): ComposedEmail {
   const { id, content, sender, recipient, personalisation, owners } = input;
   const links = emailLinks(config.publicUrl, config.secret, { emailId: id, contactId: personalisation.linkContactId });
-  // Compiled, checked and prepared once per template (cached by content): only the recipient's part is done here.
-  const template = preparedTemplate(content, { opens: config.trackOpens, clicks: config.trackClicks });
-  const rendered = renderPrepared(template, templateVariables(personalisation.contact, personalisation.requestData, links), links);
+  const tracking = { opens: config.trackOpens, clicks: config.trackClicks };
+  let rendered: RenderedEmail;
+  if (content.kind === 'message') {
+    rendered = content.html
+      ? renderPrepared(literalTemplate({ subject: content.subject, body: content.html, type: content.type }, tracking), {}, links)
+      : { subject: singleLineSubject(content.subject), html: '', text: content.text ?? '', headers: {} };
+    if (content.text !== null) rendered.text = content.text;
+  } else {
+    // Compiled, checked and prepared once per template (cached by content): only the recipient's part is done here.
+    const template = preparedTemplate(content, tracking);
+    rendered = renderPrepared(template, templateVariables(personalisation.contact, personalisation.requestData, links), links);
+  }
   const refusal = recipientRefusal({ type: content.type }, { suppressed: recipient.suppressed, subscribed: recipient.subscribed });
   const email: NewEmail = {
     id,
@@ -80,8 +112,8 @@ export function composeEmail(config: ComposerConfig, input: EmailToCompose): Com
     replyTo: sender.replyTo,
     toAddress: recipient.toAddress,
     toName: recipient.toName,
-    html: rendered.html,
-    text: rendered.text,
+    html: content.kind === 'message' && !content.html ? null : rendered.html,
+    text: content.kind === 'message' ? rendered.text || null : rendered.text,
     headers: input.headers ? { ...rendered.headers, ...input.headers } : rendered.headers,
     attachmentSetId: input.attachmentSetId ?? null,
     status: refusal ? 'SUPPRESSED' : 'QUEUED',

@@ -2,10 +2,12 @@ import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/config';
 import type { EventTriggers } from '../../db/events/eventTriggers';
 import type { MailTransport } from '../../mail/mailTransport';
-import { emailRepository, type DeliveryOutcome, type EmailAttachment, type EmailRow } from '../../db/emails/emailRepository';
+import { emailRepository, inStoredOrder, type DeliveryOutcome, type EmailAttachment, type EmailRow, type NewEmail } from '../../db/emails/emailRepository';
 import { domainRepository, type DkimSigningKey, type DomainRow } from '../../db/domains/domainRepository';
 import { sendRecordedEmail } from '../../mail/delivery/emailSender';
 import { recipientRefusal } from './recipientRefusal';
+import { retryWhileDatabaseUnavailable } from '../../db/databaseAvailability';
+import { outboxSenderRule } from '../domains/senderDomainLookup';
 
 export interface DeliveryAttemptResult {
   sent: number;
@@ -26,6 +28,13 @@ export interface DeliveryServices {
 export const SEND_WAVE = 10;
 /** How long a claim keeps other deliveries off an email; the same owner reclaims at once. */
 const CLAIM_HOLD_SECONDS = 600;
+/**
+ * How long a wave the relay has accepted waits for the database to record it. A failed
+ * attempt would send the wave again when retried, so the outcomes (held in memory) wait out a
+ * database restart or failover instead; kept under the shortest timeout of the activities that
+ * deliver (2 minutes), so an attempt is never retried while it still waits.
+ */
+const RECORD_OUTCOMES_PATIENCE_MS = 60_000;
 
 /**
  * One delivery attempt over recorded emails, whoever recorded them (a transactional send, a
@@ -42,46 +51,53 @@ export async function deliverRecordedEmails(
     onWave?: (done: number) => void;
     waveSize?: number;
     shouldStop?: () => Promise<boolean>;
+    /** Called while a sent wave waits for the database to record it (an activity's heartbeat). */
+    onWait?: () => void;
     /**
      * For mail its caller recorded a moment ago, in the same activity: the recipient rule was
      * applied as it was recorded, and the sender domain was just looked up. Delivery takes those
      * answers rather than asking the database again.
      */
     justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
+    /**
+     * The emails as their caller recorded them in this same activity, when it holds every one of
+     * `emailIds` (a campaign batch's first attempt): the claim then reads back only which were
+     * claimed, not each row's HTML and text.
+     */
+    recorded?: Map<string, NewEmail>;
   } = {},
 ): Promise<DeliveryAttemptResult> {
   const { orm } = services;
   const waveSize = options.waveSize ?? SEND_WAVE;
   const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
-  const dkimKeys = new Map<string, DkimSigningKey | null>();
+  const signings = new Map<string, SenderSigning>();
   const known = options.justRecorded?.senderDomain;
-  if (known)
-    dkimKeys.set(
-      signingKeyCacheKey(known.projectId, known.fromAddress),
-      known.domain ? domainRepository.dkimSigningKey(services.config.secret, known.domain) : null,
-    );
+  if (known) signings.set(signingKeyCacheKey(known.projectId, known.fromAddress), senderSigning(services, known.fromAddress, known.domain));
   const attachmentSets = new Map<string, EmailAttachment[]>();
+  const listeners = services.config.smtpListeners;
+  const returnPathSubdomain = listeners.inboundMxHost ? listeners.returnPathSubdomain : null;
   // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
   // untouched rather than held.
   for (let i = 0; i < emailIds.length; i += waveSize) {
     if (options.shouldStop && (await options.shouldStop())) break;
     const em = orm.em.fork();
-    const claimed = await emailRepository.claimForDelivery(em, emailIds.slice(i, i + waveSize), owner, CLAIM_HOLD_SECONDS);
+    const wave = emailIds.slice(i, i + waveSize);
+    const claimed = options.recorded
+      ? await claimRecorded(em, wave, owner, options.recorded)
+      : await emailRepository.claimForDelivery(em, wave, owner, CLAIM_HOLD_SECONDS);
     if (!claimed.length) continue;
     const refusals = options.justRecorded ? new Map<string, string>() : await refusedByRecipient(em, claimed);
     const outcomes = await Promise.all(
       claimed.map(async (email): Promise<DeliveryOutcome> => {
         const refusal = refusals.get(email.id);
         if (refusal) return { emailId: email.id, status: 'SUPPRESSED', error: refusal };
-        const dkim = await signingKey(services, email, dkimKeys);
-        if (dkim === undefined) {
-          return { emailId: email.id, status: 'FAILED', error: `The sender domain of ${email.fromAddress} is no longer a domain of this project` };
-        }
+        const signing = await signingOf(services, email, signings);
+        if ('refusal' in signing) return { emailId: email.id, status: 'FAILED', error: signing.refusal };
         const attachments = email.attachmentSetId ? await attachmentsOf(orm, email.attachmentSetId, attachmentSets) : [];
-        return sendRecordedEmail(services.transport, email, { dkim, attachments });
+        return sendRecordedEmail(services.transport, email, { dkim: signing.dkim, attachments, returnPathSubdomain });
       }),
     );
-    await recordAndAnnounce(services, outcomes);
+    await recordAndAnnounce(services, outcomes, options.onWait);
     for (const outcome of outcomes) {
       if (outcome.status === 'SENT') result.sent++;
       else if (outcome.status === 'FAILED') result.failed++;
@@ -93,9 +109,40 @@ export async function deliverRecordedEmails(
   return result;
 }
 
-async function recordAndAnnounce(services: DeliveryServices, outcomes: DeliveryOutcome[]): Promise<void> {
-  const events = await emailRepository.recordOutcomes(services.orm.em.fork(), outcomes);
-  for (const [projectId, list] of events) await services.eventTriggers.afterEventsRecorded(projectId, list);
+async function claimRecorded(em: ReturnType<Orm['em']['fork']>, ids: string[], owner: string, recorded: Map<string, NewEmail>): Promise<EmailRow[]> {
+  const claimed = await emailRepository.claimKnownForDelivery(em, ids, owner, CLAIM_HOLD_SECONDS);
+  return claimed.map(({ id, attempts }) => {
+    const email = recorded.get(id);
+    if (!email) throw new Error(`email ${id} was claimed as recorded by this activity, and it was not`);
+    return {
+      ...email,
+      headers: inStoredOrder(email.headers),
+      status: 'SENDING',
+      error: null,
+      providerMessageId: null,
+      attempts,
+      sentAt: null,
+      deliveredAt: null,
+      openedAt: null,
+      clickedAt: null,
+      bouncedAt: null,
+      complainedAt: null,
+      opens: 0,
+      clicks: 0,
+      createdAt: new Date(),
+    };
+  });
+}
+
+/**
+ * Records a wave's outcomes and announces their events, each waiting out a database that is
+ * away (RECORD_OUTCOMES_PATIENCE_MS): the mail has left, and only this record keeps a retried
+ * attempt from sending it again.
+ */
+async function recordAndAnnounce(services: DeliveryServices, outcomes: DeliveryOutcome[], onWait?: () => void): Promise<void> {
+  const patience = { patienceMs: RECORD_OUTCOMES_PATIENCE_MS, onWait };
+  const events = await retryWhileDatabaseUnavailable(() => emailRepository.recordOutcomes(services.orm.em.fork(), outcomes), patience);
+  for (const [projectId, list] of events) await retryWhileDatabaseUnavailable(() => services.eventTriggers.afterEventsRecorded(projectId, list), patience);
 }
 
 /**
@@ -129,14 +176,29 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
 
 const signingKeyCacheKey = (projectId: string, fromAddress: string) => `${projectId} ${fromAddress.split('@')[1]}`;
 
-/** The DKIM key for the email's sender domain; undefined when the project no longer has that domain. */
-async function signingKey(services: DeliveryServices, email: EmailRow, cache: Map<string, DkimSigningKey | null>): Promise<DkimSigningKey | undefined> {
+/** How mail from a sender goes out: signed with this key (none for the outbox sender domain), or not at all, and why. */
+type SenderSigning = { dkim: DkimSigningKey | null } | { refusal: string };
+
+/**
+ * The outbox sender domain is decided by the transport in hand (outboxSenderRule): unsigned into
+ * the outbox, refused by a relay. Any other sender needs its project's domain, whose key signs.
+ */
+function senderSigning(services: DeliveryServices, fromAddress: string, domain: DomainRow | null): SenderSigning {
+  const outbox = outboxSenderRule(fromAddress, services.transport.kind);
+  if (outbox) return outbox.allowed ? { dkim: null } : { refusal: outbox.reason };
+  if (!domain) return { refusal: `The sender domain of ${fromAddress} is no longer a domain of this project` };
+  return { dkim: domainRepository.dkimSigningKey(services.config.secret, domain) };
+}
+
+async function signingOf(services: DeliveryServices, email: EmailRow, cache: Map<string, SenderSigning>): Promise<SenderSigning> {
   const key = signingKeyCacheKey(email.projectId, email.fromAddress);
-  if (!cache.has(key)) {
+  let signing = cache.get(key);
+  if (!signing) {
     const domain = await domainRepository.findSigningDomain(services.orm.em.fork(), email.projectId, email.fromAddress);
-    cache.set(key, domain ? domainRepository.dkimSigningKey(services.config.secret, domain) : null);
+    signing = senderSigning(services, email.fromAddress, domain);
+    cache.set(key, signing);
   }
-  return cache.get(key) ?? undefined;
+  return signing;
 }
 
 async function attachmentsOf(orm: Orm, setId: string, cache: Map<string, EmailAttachment[]>): Promise<EmailAttachment[]> {

@@ -213,6 +213,7 @@ describe('GET /activity from the records that exist', () => {
       'email.clicked',
       'email.bounced',
       'email.complained',
+      'email.received',
       'contact.subscribed',
       'contact.unsubscribed',
       'campaign.scheduled',

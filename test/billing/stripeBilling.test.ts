@@ -7,6 +7,11 @@ import { startStripeServer, type TestStripeServer } from '../support/stripeServe
 import { signUp, type TestAccount, type TestProject } from '../support/accounts';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { billingUsageReportWorkflow } from '../../workflows';
+import { eventually } from '../support/eventually';
+import { activitiesFinished } from '../support/temporalRuns';
+import { sendEmailStep } from '../../services/automation/steps/sendEmailStep';
+import { StepConfigError } from '../../services/automation/stepConfigs';
+import { contactRepository } from '../../db/contacts/contactRepository';
 
 /**
  * Billing with Stripe (contract 17): the official `stripe` package against a local server that
@@ -315,6 +320,78 @@ describe('POST /webhooks/incoming/stripe', () => {
     await sql(`update projects set disabled = true, disabled_reason = 'ABUSE' where id = ?`, [project.id]);
     await deliver(stripeEvent('invoice.paid', { id: 'in_g', object: 'invoice', customer }, failedAt + 2));
     expect((await sql(`select disabled, disabled_reason from projects where id = ?`, [project.id]))[0]).toEqual({ disabled: true, disabled_reason: 'ABUSE' });
+  });
+});
+
+describe('a campaign of a project disabled for payment', () => {
+  it('stops while SENDING: CANCELLED with the reason, nothing sent after it, its unattempted emails withdrawn', async () => {
+    const { account, project, domain, customer } = await subscribedProject();
+    // 25 mails a second, so the send is still running when the payment fails.
+    expect((await stack.http.patch(base(project), { campaignRatePerSecond: 25 }, { cookie: account.cookie })).status).toBe(200);
+    const prefix = `unpaid-${crypto.randomBytes(4).toString('hex')}`;
+    const rows = Array.from({ length: 300 }, (_, i) => ({ email: `${prefix}-${String(i).padStart(3, '0')}@example.org` }));
+    await sql(`insert into contacts (project_id, email, subscribed) select ?, r.email, true from jsonb_to_recordset(?::jsonb) as r(email text)`, [
+      project.id,
+      JSON.stringify(rows),
+    ]);
+    const created = await stack.http.post(
+      '/campaigns',
+      { name: 'Unpaid', subject: 'Hi', body: '<p>News</p>', from: `news@${domain}`, audienceType: 'ALL' },
+      { key: project.secretKey },
+    );
+    const id = created.body.data.id;
+    expect((await stack.http.post(`/campaigns/${id}/send`, {}, { key: project.secretKey })).status).toBe(200);
+    const received = () => smtp.messages.filter((m) => m.envelopeTo[0].startsWith(`${prefix}-`)).length;
+    await smtp.waitFor((m) => m.envelopeTo[0].startsWith(`${prefix}-`), 60_000);
+
+    const failedAt = nowSeconds();
+    const failed = await deliver(stripeEvent('invoice.payment_failed', { id: 'in_c', object: 'invoice', customer, status: 'open' }, failedAt));
+    expect(failed.body.outcome).toBe('applied');
+    const result = await stack.temporal.workflow.getHandle(`campaign-${id}`).result();
+    expect(result).toMatchObject({ phase: 'CANCELLED' });
+    // The project's API answers 403 PROJECT_DISABLED while it is disabled; paid again, it shows why the campaign stopped.
+    expect((await stack.http.get(`/campaigns/${id}`, { key: project.secretKey })).body.error.code).toBe('PROJECT_DISABLED');
+    await deliver(stripeEvent('invoice.paid', { id: 'in_c', object: 'invoice', customer, status: 'paid' }, failedAt + 1));
+    const campaign = (await stack.http.get(`/campaigns/${id}`, { key: project.secretKey })).body;
+    expect(campaign.status).toBe('CANCELLED');
+    expect(campaign.stopReason).toMatchObject({ code: 'PROJECT_DISABLED', disabledReason: 'PAYMENT_FAILED', message: expect.stringMatching(/payment failed/) });
+    expect(stack.logs.some((l) => l.msg === 'campaign: the project is disabled; the send stops' && l.campaignId === id)).toBe(true);
+
+    // The run has closed and its activities returned: nothing sends for this campaign any more.
+    await activitiesFinished(stack);
+    const sent = (await sql(`select count(*)::int as n from emails where campaign_id = ? and sent_at is not null`, [id]))[0].n;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(rows.length);
+    expect(await sql(`select 1 from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0`, [id])).toHaveLength(0);
+    await eventually(() => received() === sent);
+  }, 120_000);
+
+  it("an automation's SEND_EMAIL step sends nothing: the execution fails with PROJECT_DISABLED", async () => {
+    const { project, domain, customer } = await subscribedProject();
+    const key = { key: project.secretKey };
+    const template = await stack.http.post('/templates', { name: 'Hi', subject: 'Hi', body: '<p>Hi</p>', from: `hi@${domain}`, type: 'TRANSACTIONAL' }, key);
+    const to = `step-${crypto.randomBytes(4).toString('hex')}@example.org`;
+    const created = await stack.http.post('/contacts', { email: to }, key);
+    const contact = (await contactRepository.findById(stack.orm.em.fork(), project.id, created.body.id))!;
+    expect((await deliver(stripeEvent('invoice.payment_failed', { id: 'in_s', object: 'invoice', customer, status: 'open' }))).body.outcome).toBe('applied');
+
+    // The step as an execution runs it (the walk turns a StepConfigError into FAILED with its message).
+    const step = sendEmailStep(
+      stack.orm.em.fork(),
+      { config: stack.config, orm: stack.orm, transport: stack.mail, eventTriggers: stack.eventTriggers },
+      {
+        projectId: project.id,
+        executionId: crypto.randomUUID(),
+        sequence: 0,
+        contact,
+        context: {},
+        config: { templateId: template.body.id },
+        templateId: null,
+      },
+    );
+    await expect(step).rejects.toBeInstanceOf(StepConfigError);
+    await expect(step).rejects.toThrow(/PROJECT_DISABLED: the project is disabled because its last payment failed/);
+    expect(await sql(`select 1 from emails where project_id = ? and source = 'WORKFLOW'`, [project.id])).toHaveLength(0);
   });
 });
 

@@ -6,7 +6,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { recheckDomains } from '../../services/domains/domainVerification';
+import { checkDomain, recheckDomains } from '../../services/domains/domainVerification';
 import { createDnsResolver, DnsTemporaryFailure, dnsResolverFromConfig } from '../../lib/dns/dnsResolver';
 import { domainRecheckScheduleId } from '../../worker/schedules';
 
@@ -282,10 +282,42 @@ describe('GET /domains/:id/verify', () => {
       const res = await verify(project, domain.id);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'VERIFIED', verified: true, lastCheckedAt: verified.lastCheckedAt, verifiedAt: verified.verifiedAt });
+      // Said, not hidden: the answer is the record as it was, because DNS could not be asked.
+      expect(res.body.check).toEqual({ status: 'DNS_UNAVAILABLE', message: expect.stringMatching(/failed temporarily.*status is unchanged/) });
     }
     expect(stack.logs.some((l) => l.msg === 'domain check: DNS lookup failed temporarily')).toBe(true);
     dns.failWith(null);
-    expect((await verify(project, domain.id)).body.status).toBe('FAILED');
+    expect((await verify(project, domain.id)).body).toMatchObject({ status: 'FAILED', check: { status: 'CHECKED', message: null } });
+  });
+
+  it('keeps a VERIFIED domain VERIFIED when its DNS servers cannot be reached: stopped, or no route to them', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const added = await addDomain(project, 'outage.example.com');
+    const own = await startTestDnsServer();
+    let stopped = false;
+    try {
+      const dkim = recordOf(added, 'DKIM');
+      own.setTxt(dkim.name, [dkim.value]);
+      const through = (servers: string[]) => createDnsResolver({ servers, timeoutMs: 300, tries: 1 });
+      const row = async () => (await domainRepository.findById(stack.orm.em.fork(), project.id, added.id))!;
+      const checked = await checkDomain(stack.orm.em.fork(), through([own.address]), await row(), { spfInclude: SPF_INCLUDE });
+      expect(checked).toMatchObject({ kind: 'checked', domain: { status: 'VERIFIED' } });
+      const before = await row();
+
+      await own.close();
+      stopped = true;
+      // A stopped server (a closed port), and an address with no route to it: c-ares answers the
+      // latter with ENOTFOUND, its code for NXDOMAIN, which must not read as "the record is gone".
+      for (const servers of [[own.address], ['0.0.0.1']]) {
+        const outcome = await checkDomain(stack.orm.em.fork(), through(servers), await row(), { spfInclude: SPF_INCLUDE });
+        expect(outcome).toMatchObject({ kind: 'temporaryFailure' });
+        const summary = await recheckDomains(() => stack.orm.em.fork(), through(servers), { spfInclude: SPF_INCLUDE, pageSize: 500 });
+        expect(summary.checked).toBe(0);
+        expect(await row()).toMatchObject({ status: 'VERIFIED', dkimVerified: true, lastCheckedAt: before.lastCheckedAt });
+      }
+    } finally {
+      if (!stopped) await own.close();
+    }
   });
 
   it("404s for an unknown id, a malformed id and another project's domain", async () => {
@@ -468,6 +500,11 @@ describe('the DNS resolver', () => {
     dns.failWith(null);
     const closedPort = createDnsResolver({ servers: ['127.0.0.1:9'], timeoutMs: 200, tries: 1 });
     await expect(closedPort.txt('r.example.com')).rejects.toBeInstanceOf(DnsTemporaryFailure);
+    // No route to the server: c-ares says ENOTFOUND, as for NXDOMAIN; the resolver finds out the server never answered.
+    const noRoute = createDnsResolver({ servers: ['0.0.0.1'], timeoutMs: 200, tries: 1 });
+    await expect(noRoute.txt('r.example.com')).rejects.toMatchObject({ name: 'DnsTemporaryFailure', code: 'EUNREACHABLE' });
+    // NXDOMAIN from a server that answers stays an empty answer.
+    expect(await resolver.txt('nothing-here.example.com')).toEqual([]);
   });
 
   it('reads DNS_SERVERS as ip, ip:port and [ipv6]:port, and refuses anything else at start', async () => {

@@ -1,3 +1,4 @@
+import { buildMessage } from '../../mail/mime/messageBuilder';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { createLogger } from '../../lib/logger';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
@@ -106,6 +107,23 @@ describe('local outbox', () => {
     // Another project sees none of it.
     expect((await stack.http.get('/outbox', { key: other.project.secretKey })).body.data).toEqual([]);
     expect((await stack.http.get(`/outbox/${first.body.data[0].id}/raw`, { key: other.project.secretKey })).status).toBe(404);
+  });
+
+  it('answers the stamp of the captured bytes: the mail and the stamp build them again', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const mail = {
+      projectId: project.id,
+      from: 'news@example.com',
+      to: ['stamp@example.com'],
+      subject: 'Stamped',
+      html: '<p>Stamped</p>',
+      text: 'Stamped',
+      messageId: '<stamped@mailroom.test>',
+      attachments: [{ filename: 'a.txt', content: Buffer.from('attached') }],
+    };
+    const sent = await stack.mail.send(mail);
+    const [row] = await stack.orm.em.fork().execute(`select raw from outbox_messages where id = ?`, [sent.outboxId]);
+    expect(buildMessage(mail, { stamp: sent.stamp }).raw.equals(row.raw)).toBe(true);
   });
 
   it('answers a bad cursor 400 and a bad id 404', async () => {

@@ -208,6 +208,17 @@ describe('the message builder', () => {
     expect(built.envelope).toEqual({ from: `news@${DOMAIN}`, to: addresses(ours.to).map((a) => a.address) });
   });
 
+  it('takes the envelope sender from envelopeFrom (the return path) without writing it into the message', () => {
+    const mail = base({});
+    const plain = buildMessage(mail);
+    const returnPath = `bounces+${crypto.randomUUID()}@mr-bounces.${DOMAIN}`;
+    const withReturnPath = buildMessage({ ...mail, envelopeFrom: returnPath }, { stamp: plain.stamp });
+    expect(withReturnPath.envelope).toEqual({ from: returnPath, to: plain.envelope.to });
+    expect(plain.envelope.from).toBe(`news@${DOMAIN}`);
+    // The same bytes: the From field, the signature and the body do not depend on the envelope.
+    expect(withReturnPath.raw.equals(plain.raw)).toBe(true);
+  });
+
   it('signs the present fields of the list, List-Unsubscribe-Post included, and the signature breaks when a signed field changes', async () => {
     const built = buildMessage(
       base({ headers: { 'List-Unsubscribe': '<https://mr.example.com/u/x>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }),
@@ -240,6 +251,31 @@ describe('the message builder', () => {
       const signed = threaded.filter((_, i) => mails[i].dkim);
       expect(signed.length).toBeGreaterThan(0);
       for (const message of signed) expect((await dkimResults(message.raw)).map((r) => r.status.result)).toEqual(['pass']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it.each(cases)('%s: the stamp a build answers makes the same bytes again, with no key (the DKIM-Signature as it was)', async (_name, mail) => {
+    const built = buildMessage(mail);
+    expect(built.stamp.date).toMatch(/^\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000$/);
+    expect(built.stamp.dkimSignature === null).toBe(!mail.dkim);
+    const again = buildMessage({ ...mail, dkim: undefined }, { stamp: JSON.parse(JSON.stringify(built.stamp)) });
+    expect(again.raw.equals(built.raw)).toBe(true);
+    expect(again.stamp).toEqual(built.stamp);
+  });
+
+  it('answers the stamp from a build thread too, and a stamp of unsigned mail adds no signature', async () => {
+    const pool = createMessageBuilder(1);
+    try {
+      const mail = base({ attachments: [{ filename: 'a.bin', content: binary }] });
+      const threaded = await pool.build(mail);
+      expect(buildMessage({ ...mail, dkim: undefined }, { stamp: threaded.stamp }).raw.equals(threaded.raw)).toBe(true);
+      const unsigned = buildMessage({ ...mail, dkim: undefined });
+      expect(unsigned.stamp.dkimSignature).toBeNull();
+      const rebuilt = buildMessage(mail, { stamp: unsigned.stamp });
+      expect(rebuilt.raw.equals(unsigned.raw)).toBe(true);
+      expect(rebuilt.raw.toString()).not.toContain('DKIM-Signature');
     } finally {
       await pool.close();
     }

@@ -52,11 +52,13 @@ function trackRequest(port: number, agent: http.Agent | false, key: string, emai
 }
 
 /** One short GET on a fresh connection: a complete answer or a refusal are both fine during shutdown. */
-function probe(port: number): Promise<Outcome> {
+function probe(port: number, path = '/health'): Promise<Outcome & { body?: string }> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ kind: 'answered', status: res.statusCode }));
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => resolve({ kind: 'answered', status: res.statusCode, connection: String(res.headers.connection ?? ''), body }));
       res.on('error', (err) => resolve({ kind: 'failed', error: String(err) }));
     });
     req.on('error', (err: NodeJS.ErrnoException) =>
@@ -99,8 +101,9 @@ describe('the API draining under load on SIGTERM', () => {
     await dropTestDatabase(databaseUrl);
   });
 
+  // Without the notice period by default: these tests are about what happens once the listener closes.
   async function startApi(env: Record<string, string> = {}) {
-    const api = await spawnApi({ ...testEnv(env), DATABASE_URL: databaseUrl });
+    const api = await spawnApi({ ...testEnv({ API_SHUTDOWN_NOTICE_MS: '0', ...env }), DATABASE_URL: databaseUrl });
     const { project } = await accountWithProject(new HttpClient(api.url));
     return { api, port: Number(new URL(api.url).port), project };
   }
@@ -182,6 +185,42 @@ describe('the API draining under load on SIGTERM', () => {
       expect(await countEvents(databaseUrl, project.id)).toBe(100 + (counts['answered 200'] ?? 0));
     } finally {
       keepAlive.destroy();
+      api.kill('SIGKILL');
+    }
+  }, 120_000);
+  it('answers /health 503 "draining" from SIGTERM on while it still listens for API_SHUTDOWN_NOTICE_MS, answers the rest, then refuses', async () => {
+    const { api, port, project } = await startApi({ API_SHUTDOWN_NOTICE_MS: '3000', API_SHUTDOWN_GRACE_MS: '20000' });
+    try {
+      expect(await probe(port)).toMatchObject({ kind: 'answered', status: 200 });
+      // A request in flight at the signal: its body comes once /health has said "draining".
+      let releaseBody!: () => void;
+      const bodySent = new Promise<void>((resolve) => (releaseBody = resolve));
+      const inFlight = trackRequest(port, false, project.secretKey, 'notice@example.com', bodySent);
+      await inFlight.inFlight;
+
+      api.kill('SIGTERM');
+      await api.waitForLine((l) => l.msg === 'api shutting down: draining in-flight requests');
+      // New connections are still accepted: the health check says 503 draining, other requests are answered, all with Connection: close.
+      const health = await probe(port);
+      expect(health).toMatchObject({ kind: 'answered', status: 503, connection: 'close' });
+      expect(JSON.parse(health.body!)).toMatchObject({ status: 'draining' });
+      expect(await probe(port, '/config')).toMatchObject({ kind: 'answered', status: 200, connection: 'close' });
+      releaseBody();
+      expect(await inFlight.outcome).toMatchObject({ kind: 'answered', status: 200, connection: 'close' });
+
+      // Then, and only then, it stops listening: every probe until the refusal was answered 503.
+      const probes: Outcome[] = [];
+      for (;;) {
+        const outcome = await probe(port);
+        probes.push(outcome);
+        if (outcome.kind !== 'answered') break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(probes[probes.length - 1].kind).toBe('refused');
+      expect(probes.slice(0, -1).every((o) => o.status === 503)).toBe(true);
+      expect(await api.exited).toBe(0);
+      expect(await countEvents(databaseUrl, project.id)).toBe(1);
+    } finally {
       api.kill('SIGKILL');
     }
   }, 120_000);

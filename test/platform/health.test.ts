@@ -1,6 +1,7 @@
 import { startTestStack, type TestStack } from '../support/testStack';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { spawnApi } from '../support/processes';
+import { eventually } from '../support/eventually';
 import { HttpClient } from '../support/http';
 import { accountWithProject } from '../support/accounts';
 import { createOrm } from '../../db/orm';
@@ -55,7 +56,8 @@ describe('GET /health when a dependency is down', () => {
     const api = await spawnApi({ ...testEnv(), DATABASE_URL: databaseUrl });
     try {
       const http = new HttpClient(api.url);
-      expect((await http.get('/health')).status).toBe(200);
+      // Ready once its Temporal setup is done, a moment after it listens.
+      await eventually(async () => expect((await http.get('/health')).status).toBe(200));
       // Dropping the database (WITH FORCE) ends the API's connections and leaves nothing to reconnect to.
       await dropTestDatabase(databaseUrl);
       const res = await http.get('/health');

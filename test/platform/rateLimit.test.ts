@@ -168,8 +168,8 @@ describe('rate limit across two API processes sharing one database', () => {
       const rows = async () =>
         (await orm.em.fork().execute(`select project_id from rate_limit_seconds where project_id in (?, ?)`, [idle.id, active.id])).map((r) => r.project_id);
 
-      // The cleanup activity needs only the database.
-      const deleted = await createCleanupActivities({ orm } as ActivityDeps).deleteStaleRateLimitWindows();
+      // The rate-limit cleanup needs only the database (the retention rules read their settings from config).
+      const deleted = await createCleanupActivities({ orm, config: { retention: {} } } as unknown as ActivityDeps).deleteStaleRateLimitWindows();
       expect(deleted).toBeGreaterThanOrEqual(1);
       expect(await rows()).toEqual([active.id]);
       expect((await rateLimitRepository.hit(orm.em.fork(), idle.id, { limit: 10 }))[0]).toMatchObject({ accepted: true, used: 1 });

@@ -1,68 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
 import { findFreePort } from '../../lib/freePort';
 import { createTestDatabase, dropTestDatabase, testEnv } from '../support/testStack';
 import { HttpClient } from '../support/http';
 import { accountWithProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
 import { eventually } from '../support/eventually';
+import { startStack, stopStack, type StartedStack } from '../support/startCommand';
 
-interface StartedStack {
-  child: ChildProcess;
-  /** Every line the start command and its children wrote, raw. */
-  text: string[];
-  /** The JSON ones, parsed. */
-  logs: Array<Record<string, any>>;
-  exited: Promise<number | null>;
-  waitFor(match: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
-}
-
-/**
- * `npm start` (scripts/start.ts) against the test run's PostgreSQL database and Temporal server,
- * as an operator with their own PostgreSQL and Temporal runs it.
- */
-function startStack(env: Record<string, string>): StartedStack {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const text: string[] = [];
-  const logs: Array<Record<string, any>> = [];
-  const onLine = (line: string) => {
-    text.push(line);
-    try {
-      logs.push(JSON.parse(line));
-    } catch {
-      // a line for people, not a log line
-    }
-  };
-  readline.createInterface({ input: child.stdout }).on('line', onLine);
-  readline.createInterface({ input: child.stderr }).on('line', onLine);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitFor = (match: (line: Record<string, any>) => boolean, timeoutMs = 90_000) =>
-    eventually(() => logs.find(match) ?? Promise.reject(new Error('not yet')), timeoutMs, 100).catch(() => {
-      throw new Error(`no matching log line within ${timeoutMs} ms; last output:\n${text.slice(-40).join('\n')}`);
-    });
-  return { child, text, logs, exited, waitFor };
-}
-
-function stopStack(stack: StartedStack): void {
-  if (stack.child.exitCode === null && stack.child.signalCode === null) stack.child.kill('SIGKILL');
-  // The children are in their own process groups; never leave them behind a failed test.
-  for (const line of stack.logs) {
-    if (typeof line.childPid === 'number') {
-      try {
-        process.kill(line.childPid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-}
-
+/** `npm start` against the test run's PostgreSQL database and Temporal server, as an operator with their own runs it. */
 describe('the start command supervising the API and the worker', () => {
   let databaseUrl: string;
   const stacks: StartedStack[] = [];

@@ -23,6 +23,8 @@ it('has recorded histories for every workflow type', () => {
     'emailDeliveryWorkflow',
     'hourlyCleanupWorkflow',
     'importContactsWorkflow',
+    'inboundMessagesWorkflow',
+    'inboundSweepWorkflow',
     'trackedSegmentsRecomputeWorkflow',
     'workflowExecutionSweepWorkflow',
     'workflowExecutionWorkflow',

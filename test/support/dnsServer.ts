@@ -8,7 +8,9 @@ const RCODE = (Packet as unknown as { RCODE: Record<'NXDOMAIN' | 'SERVFAIL', num
 /**
  * A real DNS server on 127.0.0.1 (UDP and TCP on one port, the `dns2` package) answering from
  * records the test sets. Names it has no record for answer NXDOMAIN; names with records of
- * other types answer NODATA. `failWith` makes every answer a SERVFAIL, or no answer at all.
+ * other types answer NODATA. Like every recursive resolver, it knows the root's nameservers
+ * (lib/dns/dnsResolver.ts asks them to tell NXDOMAIN from an unreachable server). `failWith`
+ * makes every answer a SERVFAIL, or no answer at all.
  */
 export interface TestDnsServer {
   /** `127.0.0.1:<port>`, ready for DNS_SERVERS. */
@@ -54,6 +56,7 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   const aSequences = new Map<string, string[][]>();
   let failure: 'SERVFAIL' | 'SILENCE' | null = null;
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
+  const root: Records = { ns: ['a.root-servers.net', 'b.root-servers.net'] };
 
   const server = dns2.createServer({
     udp: true,
@@ -68,7 +71,7 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
         response.header.rcode = RCODE.SERVFAIL;
         return send(response);
       }
-      const found = records.get(key(question.name));
+      const found = key(question.name) === '' ? root : records.get(key(question.name));
       if (!found) {
         response.header.rcode = RCODE.NXDOMAIN;
         return send(response);

@@ -52,6 +52,10 @@ export default async function globalSetup(): Promise<void> {
   const bundlePath = path.join(runDir, 'workflow-bundle.js');
   fs.writeFileSync(bundlePath, (await buildWorkflowBundle()).code);
 
+  // No test process listens on the fixed SMTP ports (2500, 2587) unless it asks: the `npm start`
+  // and api/main.ts children of parallel test files would fight over them.
+  process.env.INBOUND_SMTP_PORT = '0';
+  process.env.SUBMISSION_SMTP_PORT = '0';
   process.env.MAILROOM_TEST_PG_SERVER_URL = pgServerUrl;
   process.env.MAILROOM_TEST_TEMPORAL_ADDRESS = temporal.address;
   process.env.MAILROOM_WORKFLOW_BUNDLE = bundlePath;

@@ -9,13 +9,17 @@ import { dnsResolverFromConfig } from '../../lib/dns/dnsResolver';
  * A project that may send: a domain added through the API, its DKIM record published on the
  * test DNS server exactly as the API asked, and verified through GET /domains/:id/verify.
  */
-export async function projectWithVerifiedDomain(stack: TestStack, dns: TestDnsServer, domain = `mail-${crypto.randomBytes(4).toString('hex')}.example.com`) {
+export async function projectWithVerifiedDomain(
+  stack: Pick<TestStack, 'http'>,
+  dns: TestDnsServer,
+  domain = `mail-${crypto.randomBytes(4).toString('hex')}.example.com`,
+) {
   const { account, project } = await accountWithProject(stack.http);
   await verifyDomain(stack, dns, project, domain);
   return { account, project, domain };
 }
 
-export async function verifyDomain(stack: TestStack, dns: TestDnsServer, project: TestProject, domain: string) {
+export async function verifyDomain(stack: Pick<TestStack, 'http'>, dns: TestDnsServer, project: TestProject, domain: string) {
   const added = await stack.http.post('/domains', { domain }, { key: project.secretKey });
   if (added.status !== 201) throw new Error(`POST /domains answered ${added.status}`);
   const dkim = added.body.records.find((r: { purpose: string }) => r.purpose === 'DKIM');

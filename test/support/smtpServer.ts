@@ -3,6 +3,8 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedMail {
+  /** SMTP MAIL FROM (the return path); empty for a null sender. */
+  envelopeFrom: string;
   envelopeTo: string[];
   raw: string;
   parsed: ParsedMail;
@@ -11,6 +13,8 @@ export interface ReceivedMail {
 export interface TestSmtpServer {
   url: string;
   messages: ReceivedMail[];
+  /** Messages whose data was received and refused with a 550 (`rejectDataTo`), not in `messages`. */
+  refused: ReceivedMail[];
   /** Resolves with the first message (already received or arriving within the timeout) that matches. */
   waitFor(match: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
   /** The next `times` deliveries to `address` get a temporary 451 at RCPT TO. */
@@ -24,10 +28,12 @@ export interface TestSmtpServer {
 
 /**
  * A real SMTP server on a free loopback port that keeps what it receives. Recipients listed in
- * `rejectRecipients` get a permanent 550, to exercise hard failures.
+ * `rejectRecipients` get a permanent 550 at RCPT TO, to exercise hard failures; a message to one
+ * listed in `rejectDataTo` is taken whole and refused with a 550 at the end of its data.
  */
-export async function startSmtpServer(options: { rejectRecipients?: string[] } = {}): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: { rejectRecipients?: string[]; rejectDataTo?: string[] } = {}): Promise<TestSmtpServer> {
   const messages: ReceivedMail[] = [];
+  const refused: ReceivedMail[] = [];
   const waiters: Array<() => void> = [];
   const temporaryFailures = new Map<string, number>();
   let refusingAll = false;
@@ -58,7 +64,15 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
         const raw = Buffer.concat(chunks).toString('utf8');
         simpleParser(raw).then(
           (parsed) => {
-            messages.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), raw, parsed });
+            const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+            const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+            if (envelopeTo.some((address) => options.rejectDataTo?.includes(address.toLowerCase()))) {
+              refused.push({ envelopeFrom, envelopeTo, raw, parsed });
+              const err = new Error('Message refused as spam') as Error & { responseCode: number };
+              err.responseCode = 550;
+              return callback(err);
+            }
+            messages.push({ envelopeFrom, envelopeTo, raw, parsed });
             waiters.splice(0).forEach((w) => w());
             if (answerDelayMs) setTimeout(() => callback(), answerDelayMs);
             else callback();
@@ -77,6 +91,7 @@ export async function startSmtpServer(options: { rejectRecipients?: string[] } =
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    refused,
     waitFor(match, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const deadline = setTimeout(() => reject(new Error(`no matching mail within ${timeoutMs} ms (received ${messages.length})`)), timeoutMs);

@@ -10,6 +10,7 @@ import { ensureDatabase, dropDatabase } from '../../launcher/embeddedPostgres';
 import { runMigrations } from '../../db/migrate';
 import { createOrm, type Orm } from '../../db/orm';
 import { startApiServer, type RunningApi } from '../../api/server';
+import type { SmtpListenerPorts } from '../../api/smtp';
 import { createMailTransport, type MailTransport } from '../../mail/mailTransport';
 import { createMessageBuilder } from '../../mail/mime/messageBuildPool';
 import { createWorker } from '../../worker/createWorker';
@@ -26,7 +27,7 @@ export interface TestStack {
   databaseUrl: string;
   api: RunningApi;
   http: HttpClient;
-  /** The worker's ORM and mail transport (what activities use). */
+  /** The worker's ORM and mail transport (what activities use); through `workerDatabaseUrl` if given. */
   orm: Orm;
   mail: MailTransport;
   temporal: Client;
@@ -50,6 +51,9 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     PORT: '0',
     PUBLIC_URL: 'http://mailroom.test',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // SMTP roles listen only in the tests that start them (startTestStack's `smtpPorts`).
+    INBOUND_SMTP_PORT: '0',
+    SUBMISSION_SMTP_PORT: '0',
     ...overrides,
   };
 }
@@ -78,6 +82,12 @@ export async function startTestStack(
     apiEnv?: Record<string, string>;
     /** The API's DATABASE_URL made from the test database's (e.g. through a proxy a test cuts). */
     apiDatabaseUrl?: (databaseUrl: string) => string;
+    /** The worker's DATABASE_URL (its ORM, `orm` here) made from the test database's, as `apiDatabaseUrl`. */
+    workerDatabaseUrl?: (databaseUrl: string) => string;
+    /** SMTP roles the API starts, e.g. `{ submission: 0 }` on a free port (api.smtp says which). */
+    smtpPorts?: Partial<SmtpListenerPorts>;
+    /** Start the API's inbound SMTP listener on a free port (`api.smtp.inbound.port`). */
+    inboundSmtp?: boolean;
   } = {},
 ): Promise<TestStack> {
   const databaseUrl = await createTestDatabase();
@@ -94,8 +104,12 @@ export async function startTestStack(
   // One trigger point shared by the API and the worker, as listeners see every event in production.
   const eventTriggers = createEventTriggers(logger);
   const apiOwn = { ...options.apiEnv, ...(options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(databaseUrl) } : {}) };
-  const api = await startApiServer(Object.keys(apiOwn).length ? loadConfig({ ...env, ...apiOwn }) : config, logger, { host: '127.0.0.1', eventTriggers });
-  const orm = await createOrm(databaseUrl);
+  const api = await startApiServer(Object.keys(apiOwn).length ? loadConfig({ ...env, ...apiOwn }) : config, logger, {
+    host: '127.0.0.1',
+    eventTriggers,
+    smtpPorts: { ...options.smtpPorts, ...(options.inboundSmtp ? { inbound: 0 } : {}) },
+  });
+  const orm = await createOrm(options.workerDatabaseUrl ? options.workerDatabaseUrl(databaseUrl) : databaseUrl, {}, logger);
   // As the worker process does: messages built and signed on MAIL_BUILD_THREADS threads (1 by default).
   const messageBuilder = createMessageBuilder(config.mailBuildThreads);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, builder: messageBuilder });

@@ -12,6 +12,7 @@ import type { ContactRow } from '../../../db/contacts/contactRepository';
 import { StepConfigError } from '../stepConfigs';
 import { recordCountedEmails } from '../../billing/countedEmails';
 import { BillingLimitExceeded } from '../../../db/billing/usageCaps';
+import { projectRepository } from '../../../db/repositories/projectRepository';
 
 const EMAIL_SHAPE = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
 
@@ -40,7 +41,9 @@ export interface SendEmailStepResult {
  * SEND_EMAIL `{ templateId, recipient?: { type: "CONTACT"|"CUSTOM", customEmail? } }`: renders the
  * template with the contact's data and the execution's context through the one renderer, records
  * the email (source WORKFLOW, with the execution) under the recipient rule (suppressed: nothing;
- * unsubscribed: no MARKETING), and delivers it through the one delivery path.
+ * unsubscribed: no MARKETING), and delivers it through the one delivery path. A disabled
+ * project's step sends nothing and stops the execution (FAILED, the reason in its error), as its
+ * API sends answer 403 PROJECT_DISABLED and its campaigns stop.
  */
 export async function sendEmailStep(
   em: EntityManager,
@@ -56,6 +59,12 @@ export async function sendEmailStep(
   },
 ): Promise<SendEmailStepResult> {
   const { config } = services;
+  const disabled = await projectRepository.disabledState(em, input.projectId);
+  if (disabled) {
+    throw new StepConfigError(
+      `PROJECT_DISABLED: the project is disabled${disabled.disabledReason === 'PAYMENT_FAILED' ? ' because its last payment failed' : ''}; nothing was sent`,
+    );
+  }
   const templateId = input.templateId ?? (typeof input.config.templateId === 'string' ? input.config.templateId : null);
   if (!templateId) throw new StepConfigError('SEND_EMAIL needs a templateId');
   const template = await templateRepository.findById(em, input.projectId, templateId);

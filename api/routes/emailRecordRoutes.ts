@@ -1,0 +1,72 @@
+import Router from '@koa/router';
+import type { ApiDeps, AppContext, AppState } from '../state';
+import { notFound } from '../../lib/errors';
+import { isUuid, parseQuery } from '../http/validation';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { keyAuthenticated } from '../auth/apiKey';
+import { emailRepository, type EmailRow } from '../../db/emails/emailRepository';
+import { emailRecordRepository } from '../../db/emails/emailRecordRepository';
+import { emailCursor, emailListQuery } from '../schemas/emailRecordSchemas';
+import { serializeEmail, serializeEmailWithEvents } from '../presenters/emailPresenter';
+import { sentMessage } from '../../services/sending/sentMessage';
+import { receivedAttachment, receivedContent, receivedRaw } from '../../services/inbound/receivedContent';
+
+/** GET /emails, /emails/:id, /emails/:id/raw, /emails/:id/attachments/:index (contract 20), secret key or session. */
+export function emailRecordRoutes(deps: ApiDeps) {
+  const router = new Router<AppState>();
+  const auth = keyAuthenticated('secret', deps);
+
+  /** A non-uuid id cannot name an email, and another project's is not shown: both 404. */
+  async function loadEmail(ctx: AppContext): Promise<EmailRow> {
+    const id = ctx.params.id;
+    const email = isUuid(id) ? await emailRepository.findById(ctx.state.em, ctx.state.project!.id, id.toLowerCase()) : null;
+    if (!email) throw notFound('email', id);
+    return email;
+  }
+
+  router.get('/emails', ...auth, async (ctx) => {
+    const q = parseQuery(emailListQuery, ctx.query);
+    const after = q.cursor ? decodeCursor(q.cursor, emailCursor) : undefined;
+    const page = await emailRecordRepository.page(
+      ctx.state.em,
+      ctx.state.project!.id,
+      { status: q.status, source: q.source, contactId: q.contactId, campaignId: q.campaignId, to: q.to },
+      q.limit,
+      after,
+    );
+    ctx.body = {
+      data: page.emails.map(serializeEmail),
+      cursor: page.hasMore && page.last ? encodeCursor({ ...page.last }) : null,
+      hasMore: page.hasMore,
+    };
+  });
+
+  router.get('/emails/:id', ...auth, async (ctx) => {
+    const email = await loadEmail(ctx);
+    const received = email.source === 'INBOUND' ? await receivedContent(ctx.state.em, email) : undefined;
+    ctx.body = serializeEmailWithEvents(email, await emailRecordRepository.events(ctx.state.em, email), received);
+  });
+
+  router.get('/emails/:id/raw', ...auth, async (ctx) => {
+    const email = await loadEmail(ctx);
+    const raw = email.source === 'INBOUND' ? await receivedRaw(ctx.state.em, email) : await sentMessage(ctx.state.em, email);
+    if (!raw) throw notFound('message', email.id);
+    ctx.type = 'message/rfc822';
+    ctx.set('Content-Disposition', `inline; filename="${email.id}.eml"`);
+    ctx.body = raw;
+  });
+
+  router.get('/emails/:id/attachments/:index', ...auth, async (ctx) => {
+    const email = await loadEmail(ctx);
+    const index = /^\d{1,4}$/.test(ctx.params.index) ? Number(ctx.params.index) : -1;
+    const attachment = email.source === 'INBOUND' && index >= 0 ? await receivedAttachment(ctx.state.em, email, index) : null;
+    if (!attachment) throw notFound('attachment', ctx.params.index);
+    ctx.type = attachment.contentType;
+    // Never rendered inline by a browser: a received attachment is whatever the sender made it.
+    ctx.set('Content-Disposition', 'attachment');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.body = attachment.content;
+  });
+
+  return router;
+}

@@ -1,0 +1,97 @@
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { SmtpListenerSettings } from '../../lib/config';
+import type { Logger } from '../../lib/logger';
+import type { InboundRecipients } from '../../services/inbound/inboundRecipients';
+import { MAX_INBOUND_RECIPIENTS } from '../../services/inbound/inboundRecipients';
+import type { InboundReception } from '../../services/inbound/inboundReception';
+import type { InboundRecipient } from '../../db/inbound/inboundMessageRepository';
+import { smtpReply, startSmtpListener, type RunningSmtpListener } from './smtpListener';
+
+/**
+ * The inbound role of the SMTP listener (contract 20, "Mail in"): mail for verified domains only,
+ * no AUTH, SIZE advertised, and 250 to DATA only once the message is stored. RCPT decides who
+ * receives (services/inbound/inboundRecipients.ts); what the session learned per recipient
+ * travels with the message (the projects, whether it is a return-path address).
+ */
+export async function startInboundSmtp(
+  port: number,
+  settings: Pick<SmtpListenerSettings, 'host' | 'tls' | 'inboundMaxBytes'>,
+  services: { recipients: InboundRecipients; reception: InboundReception },
+  logger: Logger,
+): Promise<RunningSmtpListener> {
+  // What RCPT learned per session, by the session id (the recipients of the current transaction).
+  const accepted = new Map<string, InboundRecipient[]>();
+  const log = logger.child({ smtp: 'inbound' });
+
+  return startSmtpListener(
+    'inbound',
+    port,
+    settings,
+    {
+      options: {
+        size: settings.inboundMaxBytes,
+        authOptional: true,
+        disabledCommands: settings.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+      },
+      onMailFrom(_address, session, callback) {
+        accepted.set(session.id, []);
+        callback();
+      },
+      onRcptTo(address, session, callback) {
+        const list = accepted.get(session.id) ?? [];
+        if (list.length >= MAX_INBOUND_RECIPIENTS) {
+          return callback(smtpReply(452, `4.5.3 Too many recipients: at most ${MAX_INBOUND_RECIPIENTS} per message`));
+        }
+        services.recipients.check(address.address).then(
+          (verdict) => {
+            if (!verdict.accepted) return callback(smtpReply(verdict.code, verdict.message));
+            list.push({ address: verdict.address, projectIds: verdict.projectIds, returnPath: verdict.returnPath });
+            accepted.set(session.id, list);
+            callback();
+          },
+          (err: unknown) => {
+            log.error({ err }, 'inbound smtp: could not look up a recipient');
+            callback(smtpReply(451, '4.3.0 Temporary failure; try again later'));
+          },
+        );
+      },
+      onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        // Past the limit the rest is read and dropped: the message is never held whole.
+        stream.on('data', (chunk: Buffer) => {
+          if (stream.sizeExceeded || size + chunk.length > settings.inboundMaxBytes) return;
+          chunks.push(chunk);
+          size += chunk.length;
+        });
+        stream.on('error', (err) => callback(err));
+        stream.on('end', () => {
+          if (stream.sizeExceeded || size > settings.inboundMaxBytes) {
+            return callback(smtpReply(552, `5.3.4 Message too big: at most ${settings.inboundMaxBytes} bytes`));
+          }
+          const recipients = accepted.get(session.id) ?? [];
+          accepted.delete(session.id);
+          const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+          services.reception
+            .store(Buffer.concat(chunks, size), {
+              mailFrom,
+              recipients,
+              remoteAddress: session.remoteAddress,
+              helo: session.hostNameAppearsAs ?? '',
+            })
+            .then(
+              (id) => callback(null, `2.0.0 Ok: queued as ${id}`),
+              (err: unknown) => {
+                log.error({ err }, 'inbound smtp: could not store a message');
+                callback(smtpReply(451, '4.3.0 Could not store the message; try again later'));
+              },
+            );
+        });
+      },
+      onClose(session) {
+        accepted.delete(session.id);
+      },
+    },
+    logger,
+  );
+}

@@ -1,0 +1,106 @@
+import type { Logger } from '../lib/logger';
+
+/** When a crashed process is restarted, and when the supervisor gives up on it. */
+export interface RestartPolicy {
+  /** Crashes within `crashWindowMs` that make the supervisor give up. */
+  maxCrashes: number;
+  crashWindowMs: number;
+  /** The first restart waits this long; each further crash in a row doubles it, up to `maxDelayMs`. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** A run at least this long counts as stable: the next crash starts the backoff over. */
+  stableAfterMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  maxCrashes: 5,
+  crashWindowMs: 60_000,
+  initialDelayMs: 1000,
+  maxDelayMs: 30_000,
+  stableAfterMs: 60_000,
+};
+
+export interface GiveUpSummary {
+  crashes: number;
+  windowMs: number;
+  lastOutput: string[];
+}
+
+export interface CrashedRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** When the run that ended began (Date.now()); a start that failed began when it was tried. */
+  startedAt: number;
+  /** Its last lines of output, quoted when the supervisor gives up. */
+  lastOutput: string[];
+  /** Why it ended, when there is more to say than an exit code (e.g. a restart that failed). */
+  reason?: string;
+}
+
+/**
+ * The one home of the supervision rule `npm start` applies to everything it runs (the API, the
+ * worker, the embedded PostgreSQL and Temporal dev server): each crash is logged, the process is
+ * started again after a backoff that doubles with each crash in a row, and after `maxCrashes`
+ * crashes within `crashWindowMs` it gives up (and Mailroom stops). `name` is the `process` field
+ * of the log lines; `label` what the messages call it.
+ */
+export class CrashLoopGuard {
+  private crashTimes: number[] = [];
+  private crashesInARow = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private cancelled = false;
+  private readonly policy: RestartPolicy;
+
+  constructor(
+    private readonly options: {
+      name: string;
+      label?: string;
+      log: Logger;
+      policy?: RestartPolicy;
+      onGiveUp: (summary: GiveUpSummary) => void;
+    },
+  ) {
+    this.policy = options.policy ?? DEFAULT_RESTART_POLICY;
+  }
+
+  /** Logs the crash, then calls `restart` after the backoff, or gives up. Nothing happens once cancelled. */
+  crashed(run: CrashedRun, restart: () => void): void {
+    if (this.cancelled) return;
+    const { name, log } = this.options;
+    const label = this.options.label ?? name;
+    const { code, signal, reason } = run;
+    const now = Date.now();
+    const ranMs = now - run.startedAt;
+    this.crashTimes = [...this.crashTimes.filter((t) => now - t < this.policy.crashWindowMs), now];
+    this.crashesInARow = ranMs >= this.policy.stableAfterMs ? 1 : this.crashesInARow + 1;
+    const crashes = this.crashTimes.length;
+    const windowS = Math.round(this.policy.crashWindowMs / 1000);
+    if (crashes >= this.policy.maxCrashes) {
+      this.cancelled = true;
+      log.fatal(
+        { process: name, code, signal, reason, crashes, windowMs: this.policy.crashWindowMs, lastOutput: run.lastOutput },
+        `${label} crashed ${crashes} times within ${windowS} s; giving up and stopping Mailroom`,
+      );
+      this.options.onGiveUp({ crashes, windowMs: this.policy.crashWindowMs, lastOutput: run.lastOutput });
+      return;
+    }
+    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** (this.crashesInARow - 1), this.policy.maxDelayMs);
+    const how = reason ?? `exited unexpectedly (${signal ?? `code ${code}`})`;
+    log.error(
+      { process: name, code, signal, reason, ranMs, restartInMs: delayMs, crashes, windowMs: this.policy.crashWindowMs },
+      `${label} ${how}; restarting it in ${delayMs / 1000} s` +
+        ` (${crashes} crash${crashes === 1 ? '' : 'es'} within ${windowS} s; Mailroom stops at ${this.policy.maxCrashes})`,
+    );
+    this.restartTimer = setTimeout(restart, delayMs);
+  }
+
+  /** No restart from now on (the process is being stopped on purpose). */
+  cancel(): void {
+    this.cancelled = true;
+    clearTimeout(this.restartTimer);
+  }
+
+  get isCancelled(): boolean {
+    return this.cancelled;
+  }
+}
