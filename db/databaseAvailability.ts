@@ -11,9 +11,15 @@
 const UNAVAILABLE_SQLSTATES = /^(08(?!P01)...|57P0[123]|53300)$/;
 /** The driver's socket errors. */
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-/** A connection the server closed; no pooled connection within the pool's timeout; the server's own words while it goes down or comes up. */
+/**
+ * A connection the server closed; no pooled connection within the pool's timeout; the server's own
+ * words while it goes down or comes up. Knex's "Transaction query already complete" is what the
+ * statements queued on a transaction get once its connection was lost (knex ends the transaction
+ * on the connection's error); Mailroom issues no statement after its own commit (every
+ * transaction is an `em.transactional` callback), so here it only ever means the connection died.
+ */
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|Unable to acquire a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command/i;
+  /Connection terminated|Transaction query already complete|Unable to acquire a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (shutting down|starting up|in recovery mode)|terminating connection due to administrator command/i;
 
 /** True when `err` (or anything along its `cause` chain) says PostgreSQL is unreachable or going away. */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {

@@ -282,7 +282,13 @@ function expectHonestAnswers(outcomes: SendOutcome[]): void {
   const dishonest = outcomes.filter(
     (o) => !((o.status >= 200 && o.status < 300) || (o.status === 503 && o.code === 'SERVICE_UNAVAILABLE' && o.retryAfter === '5')),
   );
-  expect(dishonest.map((o) => `${o.status} ${o.text}`)).toEqual([]);
+  // A 500 names only its request id; the API's log line for that id says what was thrown.
+  const cause = (o: SendOutcome) => {
+    const requestId = /"requestId":"([^"]+)"/.exec(o.text)?.[1];
+    const line = requestId ? stack.logs.find((l) => l.requestId === requestId && l.err) : undefined;
+    return line ? ` <- ${JSON.stringify(line.err).slice(0, 1500)}` : '';
+  };
+  expect(dishonest.map((o) => `${o.status} ${o.text}${cause(o)}`)).toEqual([]);
   expect(outcomes.filter((o) => o.ms >= ANSWER_WITHIN_MS).map((o) => `${o.status} after ${o.ms} ms`)).toEqual([]);
 }
 
