@@ -16,7 +16,6 @@ import { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import { attachTrackedSegmentUpdates } from '../db/segments/trackedSegmentUpdates';
 import { attachExecutionTriggers } from '../services/automation/executionTriggers';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
-import type { InboundReceiptPorts } from '../services/inbound/inboundReceipt';
 import { createObjectStore } from '../lib/objectStorage/createObjectStore';
 import { removeAbandonedUploadTemporaries } from '../services/retention/temporaryFiles';
 import type { ApiDeps } from './state';
@@ -50,7 +49,6 @@ export async function startApiServer(
     snsFetch?: SnsFetcher;
     /** SMTP roles to start over what config asks for (tests: `{ submission: 0 }` for a free port). */
     smtpPorts?: Partial<SmtpListenerPorts>;
-    inboundReceipt?: InboundReceiptPorts;
   } = {},
 ): Promise<RunningApi> {
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'), {}, logger);
@@ -82,6 +80,7 @@ export async function startApiServer(
   // Before the app's request listener (added below), so the tracker sees every request first.
   const connections = trackConnections(server);
   const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false };
+  const inboundReception = new InboundReception({ orm, temporal, logger });
   const deps: ApiDeps = {
     config,
     orm,
@@ -94,14 +93,13 @@ export async function startApiServer(
     capUsage: new CapUsageLookup(orm),
     deliveries,
     snsFetch: options.snsFetch,
-    inboundReceipt: options.inboundReceipt,
+    inbound: { recipients: new InboundRecipients(orm, config.smtpListeners), reception: inboundReception },
     objectStore,
     isDraining: connections.isDraining,
     smtpStatus,
   };
   const app = createApp(deps);
   const handleRequest = app.callback();
-  const inboundReception = new InboundReception({ orm, temporal, logger });
   // Koa settles every request itself (its error handling answers, ctx.onerror logs): the promise
   // it returns per request never rejects, and nothing waits for it.
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void handleRequest(req, res));
@@ -112,10 +110,7 @@ export async function startApiServer(
   const port = (server.address() as AddressInfo).port;
   let smtp: RunningSmtpListeners;
   try {
-    smtp = await startSmtpListeners(deps, { ...configuredSmtpPorts(config), ...options.smtpPorts }, smtpStatus, {
-      recipients: new InboundRecipients(orm, config.smtpListeners),
-      reception: inboundReception,
-    });
+    smtp = await startSmtpListeners(deps, { ...configuredSmtpPorts(config), ...options.smtpPorts }, smtpStatus);
   } catch (err) {
     server.close();
     await orm.close();
@@ -130,7 +125,7 @@ export async function startApiServer(
       await smtp.close();
       const { forced } = await connections.drain(config.apiShutdownGraceMs, closeOptions.noticeMs ?? 0);
       if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
-      // Sessions in progress get their reply (a stored message its 250) before the pools close.
+      // Sessions and SES notices in progress get their answer (a stored message its 250 or 200) before the pools close.
       await inboundReception.drain();
       await segmentUpdates.close();
       await executionTriggers.close();

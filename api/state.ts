@@ -15,7 +15,7 @@ import type { CapUsageLookup } from '../services/billing/capUsageLookup';
 import type { DeliveryScheduler } from '../services/sending/deliveryScheduler';
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import type { ObjectStore } from '../lib/objectStorage/objectStore';
-import type { InboundReceiptPorts } from '../services/inbound/inboundReceipt';
+import type { InboundServices } from '../services/inbound/inboundReceipt';
 import type { SmtpListenerStatus } from './smtp/listenerStatus';
 
 /** Services the API is built from; created once per process by api/server.ts. */
@@ -34,8 +34,12 @@ export interface ApiDeps {
   snsFetch?: SnsFetcher;
   /** Where uploaded images are kept (DATA_DIR/uploads or an S3 bucket). */
   objectStore: ObjectStore;
-  /** The inbound reception SES receipt notifications are handed to (services/inbound/inboundReceipt.ts); absent: they answer 503. */
-  inboundReceipt?: InboundReceiptPorts;
+  /**
+   * Mail in (contract 20): who receives at an address and the durable store with its processing
+   * workflows, one of each per API process, shared by the SMTP listener and SES receipt
+   * notifications (POST /webhooks/sns), so SES mail is received whether or not the listener runs.
+   */
+  inbound: InboundServices;
   /** The SMTP roles listening now (api/smtp/index.ts), for GET /config; absent = none. */
   smtpStatus?: SmtpListenerStatus;
   /** True once the server has begun to shut down (api/httpDrain.ts): /health answers 503. */

@@ -23,12 +23,13 @@ import { receiveInboundMessage } from '../../services/inbound/inboundReceipt';
 const SNS_BODY_LIMIT_BYTES = 256 * 1024;
 
 /**
- * `POST /webhooks/sns`: Amazon SES feedback delivered by SNS (contract section 9). Every message
- * is signature-checked before anything is read from it; a forged one answers 403 and changes
+ * `POST /webhooks/sns`: Amazon SES feedback delivered by SNS (contract section 9), and mail SES
+ * received for a verified domain (receipt notifications, contract 20). Every message is
+ * signature-checked before anything is read from it; a forged one answers 403 and changes
  * nothing. Subscriptions are confirmed by fetching their SubscribeURL (an SNS host only).
  * Notices about unknown emails, and SES event types Mailroom does not act on, answer 200 so SNS
- * does not retry them. Effects are idempotent (see emailFeedbackRepository), so SNS's
- * at-least-once delivery and replays change nothing twice.
+ * does not retry them. Effects are idempotent (see emailFeedbackRepository; a received message
+ * is stored once per SES message id), so SNS's at-least-once delivery and replays change nothing twice.
  */
 export function snsWebhookRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -126,25 +127,19 @@ export function snsWebhookRoutes(deps: ApiDeps) {
   }
 
   /**
-   * Mail SES received for a project's domain, handed to the inbound reception the SMTP listener
-   * uses. 503 while it cannot be stored, so SNS delivers the notice again. The stored envelope
-   * carries SES's message id (`provider.messageId`), the same in every delivery of one notice.
+   * Mail SES received for a project's domain, stored by the inbound reception the SMTP listener
+   * uses (services/inbound/inboundReceipt.ts). 503 while it cannot be stored, so SNS delivers the
+   * notice again; a notice delivered again once stored (SES's message id is the same) is answered
+   * 200 `duplicate` and changes nothing.
    */
   async function receive(message: SnsMessage, receipt: SesReceipt): Promise<string> {
     const context = { topicArn: message.TopicArn, snsMessageId: message.MessageId, sesMessageId: receipt.sesMessageId };
-    const ports = deps.inboundReceipt;
-    if (!ports) {
-      deps.logger.error(context, 'sns: an SES receipt arrived and this API has no inbound reception');
-      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'Inbound mail is not received by this server now', { headers: { 'Retry-After': '60' } });
-    }
     let result;
     try {
-      result = await receiveInboundMessage(ports, {
+      result = await receiveInboundMessage(deps.inbound, {
         raw: receipt.raw,
         mailFrom: receipt.mailFrom,
         recipients: receipt.recipients,
-        remoteAddress: '',
-        helo: '',
         provider: { name: 'ses', messageId: receipt.sesMessageId, verdicts: receipt.verdicts },
       });
     } catch (err) {
@@ -156,6 +151,10 @@ export function snsWebhookRoutes(deps: ApiDeps) {
       return 'ignored';
     }
     if (result.refused.length) deps.logger.info({ ...context, refused: result.refused }, 'sns: SES receipt recipients not received here');
+    if (result.duplicate) {
+      deps.logger.info({ ...context, inboundMessageId: result.messageId }, 'sns: SES receipt delivered again; the message was stored before');
+      return 'duplicate';
+    }
     return 'received';
   }
 

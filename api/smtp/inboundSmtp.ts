@@ -1,9 +1,8 @@
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { SmtpListenerSettings } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
-import type { InboundRecipients } from '../../services/inbound/inboundRecipients';
 import { MAX_INBOUND_RECIPIENTS } from '../../services/inbound/inboundRecipients';
-import type { InboundReception } from '../../services/inbound/inboundReception';
+import type { InboundServices } from '../../services/inbound/inboundReceipt';
 import type { InboundRecipient } from '../../db/inbound/inboundMessageRepository';
 import { smtpReply, startSmtpListener, type RunningSmtpListener } from './smtpListener';
 
@@ -16,7 +15,7 @@ import { smtpReply, startSmtpListener, type RunningSmtpListener } from './smtpLi
 export async function startInboundSmtp(
   port: number,
   settings: Pick<SmtpListenerSettings, 'host' | 'tls' | 'inboundMaxBytes'>,
-  services: { recipients: InboundRecipients; reception: InboundReception },
+  services: InboundServices,
   logger: Logger,
 ): Promise<RunningSmtpListener> {
   // What RCPT learned per session, by the session id (the recipients of the current transaction).
@@ -80,7 +79,7 @@ export async function startInboundSmtp(
               helo: session.hostNameAppearsAs ?? '',
             })
             .then(
-              (id) => callback(null, `2.0.0 Ok: queued as ${id}`),
+              ({ id }) => callback(null, `2.0.0 Ok: queued as ${id}`),
               (err: unknown) => {
                 log.error({ err }, 'inbound smtp: could not store a message');
                 callback(smtpReply(451, '4.3.0 Could not store the message; try again later'));

@@ -3,8 +3,6 @@ import { startSmtpListener, type RunningSmtpListener } from './smtpListener';
 import { submissionRole } from './submissionSmtp';
 import { startInboundSmtp } from './inboundSmtp';
 import type { SmtpListenerStatus } from './listenerStatus';
-import type { InboundRecipients } from '../../services/inbound/inboundRecipients';
-import type { InboundReception } from '../../services/inbound/inboundReception';
 
 export type { SmtpListenerStatus } from './listenerStatus';
 
@@ -29,18 +27,13 @@ export function configuredSmtpPorts(config: ApiDeps['config']): SmtpListenerPort
  * Starts every SMTP role the API process runs (contract 20) on the one listener module, and marks
  * each in `status` once it listens. A role that cannot listen stops the start (its port was asked for).
  */
-export async function startSmtpListeners(
-  deps: ApiDeps,
-  ports: SmtpListenerPorts,
-  status: SmtpListenerStatus,
-  inbound: { recipients: InboundRecipients; reception: InboundReception },
-): Promise<RunningSmtpListeners> {
+export async function startSmtpListeners(deps: ApiDeps, ports: SmtpListenerPorts, status: SmtpListenerStatus): Promise<RunningSmtpListeners> {
   const settings = deps.config.smtpListeners;
   const started: RunningSmtpListener[] = [];
   try {
     const submission = ports.submission === null ? null : await startSmtpListener('submission', ports.submission, settings, submissionRole(deps), deps.logger);
     if (submission) started.push(submission);
-    const inboundListener = ports.inbound === null ? null : await startInboundSmtp(ports.inbound, settings, inbound, deps.logger);
+    const inboundListener = ports.inbound === null ? null : await startInboundSmtp(ports.inbound, settings, deps.inbound, deps.logger);
     if (inboundListener) started.push(inboundListener);
     status.submission = submission !== null;
     status.inbound = inboundListener !== null;

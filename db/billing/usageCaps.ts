@@ -48,9 +48,10 @@ export interface CategoryUsage {
  * since deleted included: deleting data gives no quota back).
  *
  * Callers: services/sending/deliveryScheduler.ts (transactional sends, campaign test emails), the
- * campaign batch (activities/campaignActivities.ts, with `reserveUpTo`), and the workflow
- * SEND_EMAIL step (`reserve` with category 'workflows'). Lock order: one category row per call;
- * a caller reserving for several projects does so in project id order.
+ * campaign batch (activities/campaignActivities.ts, with `reserveUpTo`), the workflow SEND_EMAIL
+ * step (`reserve` with category 'workflows'), and received mail (services/inbound/inboundProcessing.ts:
+ * `headroom`, then `add`). Lock order: one category row per call; a caller reserving for several
+ * projects does so in project id order.
  */
 export const usageCaps = {
   /**
@@ -83,16 +84,8 @@ export const usageCaps = {
    */
   async reserveUpTo(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<{ granted: number; limit: number | null }> {
     if (n <= 0) return { granted: 0, limit: null };
-    await ensureCounter(em, projectId, category);
-    const [row] = await em.execute(
-      `select u.used, l.monthly_limit from billing_usage u
-       left join billing_limits l on l.project_id = u.project_id and l.category = u.category
-       where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
-       for update of u`,
-      [projectId, category],
-    );
-    const limit = row.monthly_limit === null ? null : Number(row.monthly_limit);
-    const granted = limit === null ? n : Math.max(0, Math.min(n, limit - Number(row.used)));
+    const { limit, used } = await lockCounter(em, projectId, category);
+    const granted = limit === null ? n : Math.max(0, Math.min(n, limit - used));
     if (granted > 0) {
       await em.execute(`update billing_usage set used = used + ? where project_id = ? and month = ${CURRENT_MONTH} and category = ?`, [
         granted,
@@ -104,8 +97,24 @@ export const usageCaps = {
   },
 
   /**
+   * How many more emails the cap allows this month (0 once it is reached), and the cap; null when
+   * the category has no cap. With a cap, the counter row stays locked until the transaction
+   * ends, so a concurrent transaction reads the count this one leaves. Must run inside a
+   * transaction; received mail uses it to tell which copies are past the cap (they are still
+   * recorded and counted with `add`, without an event).
+   */
+  async headroom(em: EntityManager, projectId: string, category: UsageCategory): Promise<{ left: number; limit: number } | null> {
+    // No cap, nothing to lock: a project without one does not queue its transactions on the row.
+    const [cap] = await em.execute(`select 1 from billing_limits where project_id = ? and category = ?`, [projectId, category]);
+    if (!cap) return null;
+    const { limit, used } = await lockCounter(em, projectId, category);
+    return limit === null ? null : { left: Math.max(0, limit - used), limit };
+  },
+
+  /**
    * Counts `n` emails whatever the cap: received mail was already let in (the inbound listener
-   * answers 452 at RCPT to a project at its cap), and a message cannot be handed back once taken.
+   * answers 452 at RCPT to a project at its cap, SES cannot be asked to keep a message), and a
+   * message cannot be handed back once taken.
    */
   async add(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<void> {
     if (n <= 0) return;
@@ -195,6 +204,19 @@ export const usageCaps = {
     return { periodStart, periodEnd, byCategory };
   },
 };
+
+/** Locks this month's counter row (creating it) until the transaction ends; its count and the cap. */
+async function lockCounter(em: EntityManager, projectId: string, category: UsageCategory): Promise<{ used: number; limit: number | null }> {
+  await ensureCounter(em, projectId, category);
+  const [row] = await em.execute(
+    `select u.used, l.monthly_limit from billing_usage u
+     left join billing_limits l on l.project_id = u.project_id and l.category = u.category
+     where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
+     for update of u`,
+    [projectId, category],
+  );
+  return { used: Number(row.used), limit: row.monthly_limit === null ? null : Number(row.monthly_limit) };
+}
 
 async function ensureCounter(em: EntityManager, projectId: string, category: UsageCategory): Promise<void> {
   await em.execute(`insert into billing_usage (project_id, month, category) values (?, ${CURRENT_MONTH}, ?) on conflict do nothing`, [projectId, category]);

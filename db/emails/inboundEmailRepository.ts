@@ -15,6 +15,8 @@ export interface InboundEmailCopy {
   /** The Message-ID without angle brackets; empty when the message had none. */
   messageId: string;
   auth: InboundAuthResults;
+  /** Why the copy has no `email.received` although one was due (the project's `inbound` cap); null otherwise. */
+  error: string | null;
 }
 
 /**
@@ -30,8 +32,8 @@ export const inboundEmailRepository = {
     eventData: ((emailId: string) => Record<string, unknown>) | null,
   ): Promise<{ created: boolean; events: RecordedEvent[] }> {
     const inserted = await em.execute<Array<{ id: string }>>(
-      `insert into emails (id, project_id, contact_id, source, type, subject, from_address, from_name, to_address, status, message_id, inbound_message_id, auth)
-       values (?, ?, ?, 'INBOUND', 'TRANSACTIONAL', ?, ?, ?, ?, 'RECEIVED', ?, ?, ?::jsonb)
+      `insert into emails (id, project_id, contact_id, source, type, subject, from_address, from_name, to_address, status, message_id, inbound_message_id, auth, error)
+       values (?, ?, ?, 'INBOUND', 'TRANSACTIONAL', ?, ?, ?, ?, 'RECEIVED', ?, ?, ?::jsonb, ?)
        on conflict (inbound_message_id, project_id, lower(to_address)) where inbound_message_id is not null do nothing
        returning id`,
       [
@@ -45,6 +47,7 @@ export const inboundEmailRepository = {
         copy.messageId,
         copy.inboundMessageId,
         JSON.stringify(copy.auth),
+        copy.error,
       ],
     );
     if (!inserted.length) return { created: false, events: [] };

@@ -1,12 +1,30 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 /** One accepted recipient of a received message, and the projects that receive its copies. */
 export interface InboundRecipient {
-  /** As the client wrote it in RCPT TO (the domain lower-cased). */
+  /** As the client wrote it in RCPT TO, or as the provider listed it (the domain lower-cased). */
   address: string;
   projectIds: string[];
   /** Addressed to `<RETURN_PATH_SUBDOMAIN>.<verified domain>`: bounces of our own mail (the DSN helper reads it). */
   returnPath: boolean;
+}
+
+/** A provider's verdicts on a message it received (SES: `pass`, `fail`, `gray`, `processing_failed`), lower-cased. */
+export interface ProviderVerdicts {
+  spf?: string;
+  dkim?: string;
+  dmarc?: string;
+  spam?: string;
+  virus?: string;
+}
+
+/** A message a provider received and handed over (an SES receipt notification), rather than our listener. */
+export interface ProviderReceipt {
+  name: 'ses';
+  /** The provider's id of the message: one message however often it is handed over (unique among stored messages). */
+  messageId: string;
+  verdicts: ProviderVerdicts;
 }
 
 /** What the SMTP conversation said about a message, kept with it. */
@@ -14,8 +32,10 @@ export interface InboundEnvelope {
   /** MAIL FROM; empty for the null sender `<>`. */
   mailFrom: string;
   recipients: InboundRecipient[];
+  /** The client's address and HELO; empty for a provider's message (the provider saw the connection). */
   remoteAddress: string;
   helo: string;
+  provider?: ProviderReceipt;
 }
 
 export interface NewInboundMessage {
@@ -44,15 +64,45 @@ export interface UnprocessedGroup {
 
 const toEnvelope = (value: unknown): InboundEnvelope => (typeof value === 'string' ? JSON.parse(value) : value) as InboundEnvelope;
 
-/** Messages taken by the inbound listener (contract 20), from the 250 to DATA until processed. */
+/** Messages taken by the inbound listener or handed over by a provider (contract 20), from their storing until processed. */
 export const inboundMessageRepository = {
-  /** Stores a round of accepted messages in one statement; the caller commits before answering 250. */
-  async insertMany(em: EntityManager, messages: NewInboundMessage[]): Promise<void> {
-    if (!messages.length) return;
-    const values = messages.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ');
+  /**
+   * Stores a round of accepted messages in one statement; the caller commits before answering 250.
+   * A provider's message stored already (the same provider message id: a notice delivered again,
+   * perhaps at the same time, perhaps twice in this round) is not stored again: the answer maps
+   * such a message's id to the id of the one stored. A concurrent insert of the same provider
+   * message makes this one wait for it to commit, so the stored one is always found.
+   */
+  async insertMany(em: EntityManager, messages: NewInboundMessage[]): Promise<Map<string, string>> {
+    const duplicates = new Map<string, string>();
+    if (!messages.length) return duplicates;
+    const values = messages.map(() => '(?, ?, ?, ?::jsonb, ?, ?, ?)').join(', ');
     const params: unknown[] = [];
-    for (const m of messages) params.push(m.id, m.raw, m.raw.length, JSON.stringify(m.envelope), m.workflowId);
-    await em.execute(`insert into inbound_messages (id, raw, size, envelope, workflow_id) values ${values}`, params);
+    for (const m of messages) {
+      const provider = m.envelope.provider;
+      params.push(m.id, m.raw, m.raw.length, JSON.stringify(m.envelope), m.workflowId, provider?.name ?? null, provider?.messageId ?? null);
+    }
+    const inserted = await em.execute<Array<{ id: string }>>(
+      `insert into inbound_messages (id, raw, size, envelope, workflow_id, provider, provider_message_id) values ${values}
+       on conflict (provider, provider_message_id) where provider_message_id is not null do nothing
+       returning id`,
+      params,
+    );
+    if (inserted.length === messages.length) return duplicates;
+    const insertedIds = new Set(inserted.map((r) => r.id));
+    const skipped = messages.filter((m) => !insertedIds.has(m.id));
+    const stored = await em.execute<Array<{ id: string; provider: string; provider_message_id: string }>>(
+      `select id, provider, provider_message_id from inbound_messages where provider_message_id = any(?::text[])`,
+      [textArrayLiteral(skipped.map((m) => m.envelope.provider!.messageId))],
+    );
+    const storedId = new Map(stored.map((r) => [`${r.provider}\n${r.provider_message_id}`, r.id]));
+    for (const m of skipped) {
+      const id = storedId.get(`${m.envelope.provider!.name}\n${m.envelope.provider!.messageId}`);
+      // Only the unique provider message id makes an insert do nothing, and its row is visible now.
+      if (!id) throw new Error(`inbound message ${m.id} was neither stored nor found stored`);
+      duplicates.set(m.id, id);
+    }
+    return duplicates;
   },
 
   async findById(em: EntityManager, id: string): Promise<InboundMessageRow | null> {

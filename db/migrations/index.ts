@@ -23,6 +23,7 @@ import { Migration20261125101000SuppressionList } from './Migration2026112510100
 import { Migration20261125110000InboundMail } from './Migration20261125110000InboundMail';
 import { Migration20261125102000EmailRecordFilters } from './Migration20261125102000EmailRecordFilters';
 import { Migration20261125130000RelayIdempotency } from './Migration20261125130000RelayIdempotency';
+import { Migration20261126010000ProviderReceipts } from './Migration20261126010000ProviderReceipts';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -51,4 +52,5 @@ export const migrationsList = [
   { name: 'Migration20261125102000EmailRecordFilters', class: Migration20261125102000EmailRecordFilters },
   { name: 'Migration20261125110000InboundMail', class: Migration20261125110000InboundMail },
   { name: 'Migration20261125130000RelayIdempotency', class: Migration20261125130000RelayIdempotency },
+  { name: 'Migration20261126010000ProviderReceipts', class: Migration20261126010000ProviderReceipts },
 ];

@@ -9,7 +9,7 @@ import { contactRepository } from '../../db/contacts/contactRepository';
 import { inboundEmailRepository } from '../../db/emails/inboundEmailRepository';
 import { inboundMessageRepository, type InboundMessageRow } from '../../db/inbound/inboundMessageRepository';
 import { usageCaps } from '../../db/billing/usageCaps';
-import { authenticateMessage } from './messageAuthentication';
+import { authenticateMessage, providerAuthResults } from './messageAuthentication';
 import { readReceivedMessage, type ReceivedMessage } from './receivedMessage';
 import { EVENT_TEXT_MAX_BYTES, receivedEventData } from './receivedEventData';
 import { applyDeliveryReport } from './deliveryReports';
@@ -88,7 +88,7 @@ async function prepare(services: InboundProcessingServices, stored: InboundMessa
   const raw = stored.raw ?? Buffer.alloc(0);
   const envelope = stored.envelope;
   const message = await readReceivedMessage(raw);
-  const auth = await authenticateMessage(raw, envelope, services.dns, os.hostname());
+  const auth = envelope.provider ? providerAuthResults(envelope.provider.verdicts) : await authenticateMessage(raw, envelope, services.dns, os.hostname());
   const senderCandidate = (envelope.mailFrom || message.fromAddress || '').trim().toLowerCase();
   const sender = plainAddress.test(senderCandidate) ? senderCandidate : null;
   const projectIds = [...new Set(envelope.recipients.flatMap((r) => r.projectIds))].sort();
@@ -123,9 +123,24 @@ async function prepare(services: InboundProcessingServices, stored: InboundMessa
   return copies;
 }
 
-/** One transaction: the senders' contacts, the copies not recorded yet, their count and their events. */
+/** What a copy past the project's `inbound` cap says on its record. */
+const pastCapReason = (limit: number) =>
+  `Recorded without email.received: the project's inbound cap of ${limit} emails this month (UTC) is reached. ` +
+  `Raise or lift it with PUT /users/@me/projects/:id/billing-limits.`;
+
+/**
+ * One transaction: the senders' contacts, the copies not recorded yet, their count and their
+ * events. A copy past the project's `inbound` cap is recorded and counted (the message was taken:
+ * SES cannot be asked to keep it, and the listener's RCPT check reads a count up to a second old)
+ * but fires no email.received, and its record says why (contract 20). With a cap, the counter
+ * row is locked first, so concurrent transactions of the project see each other's copies; without
+ * one it is locked last (by `add`), so they do not queue on it. (A cap set while two transactions
+ * of a project run can make them wait on each other; PostgreSQL ends one as a deadlock and the
+ * activity retries it.)
+ */
 async function recordCopies(services: InboundProcessingServices, projectId: string, copies: PreparedCopy[]): Promise<RecordedEvent[]> {
   return services.orm.em.fork().transactional(async (tx) => {
+    const room = await usageCaps.headroom(tx, projectId, 'inbound');
     const senders = [...new Set(copies.map((c) => c.sender).filter((s): s is string => s !== null))];
     // Receiving a message is not consent to marketing: a new contact is unsubscribed, an existing one keeps its state.
     const contacts = await contactRepository.upsertByEmail(
@@ -139,6 +154,7 @@ async function recordCopies(services: InboundProcessingServices, projectId: stri
     let created = 0;
     for (const copy of copies) {
       const fromAddress = copy.sender ?? '';
+      const pastCap = room !== null && room.left <= 0;
       const row = {
         id: crypto.randomUUID(),
         projectId,
@@ -150,14 +166,18 @@ async function recordCopies(services: InboundProcessingServices, projectId: stri
         subject: copy.subject,
         messageId: copy.messageId,
         auth: copy.auth,
+        error: pastCap && copy.eventData ? pastCapReason(room.limit) : null,
       };
-      const eventData = copy.eventData;
+      const eventData = pastCap ? null : copy.eventData;
       const result = await inboundEmailRepository.record(
         tx,
         row,
         eventData ? (emailId) => eventData({ emailId, from: fromAddress, to: copy.toAddress, auth: copy.auth }) : null,
       );
-      if (result.created) created++;
+      if (result.created) {
+        created++;
+        if (room) room.left--;
+      }
       events.push(...result.events);
     }
     await usageCaps.add(tx, projectId, 'inbound', created);

@@ -1,86 +1,61 @@
+import type { InboundRecipient, ProviderReceipt } from '../../db/inbound/inboundMessageRepository';
+import { MAX_INBOUND_RECIPIENTS, type InboundRecipients } from './inboundRecipients';
+import type { InboundReception } from './inboundReception';
+
 /**
- * Mail received by a provider and handed to Mailroom (contract 20, "SES users"): the same
- * reception as the inbound SMTP listener's, so a message from SES is stored, processed, counted
- * and announced exactly as one that arrived over SMTP. The route validates the provider's
- * notification (api/routes/snsWebhookRoutes.ts); this decides who receives the message and hands
- * it to the reception the listener uses.
- *
- * The two ports are the inbound listener's own pieces (services/inbound/inboundRecipients.ts and
- * inboundReception.ts): their shapes are declared here so this side compiles and is tested
- * without them, and they are passed in where the API is built (ApiDeps.inboundReceipt).
+ * Mail a provider received and handed to Mailroom (contract 20, "SES users"): the reception of
+ * the inbound SMTP listener, so a message from SES is stored, processed, counted and announced
+ * exactly as one that arrived over SMTP. The route validates the provider's notification
+ * (api/routes/snsWebhookRoutes.ts); this decides who receives the message and stores it.
  */
-
-/** Mailroom never takes more recipients for one message (the SMTP listener's RCPT bound). */
-export const MAX_RECEIPT_RECIPIENTS = 50;
-
-/** One recipient a message is stored for, and the projects whose copies it makes. */
-export interface ReceiptRecipient {
-  address: string;
-  projectIds: string[];
-  /** Addressed to `<RETURN_PATH_SUBDOMAIN>.<verified domain>`: a bounce of our own mail. */
-  returnPath: boolean;
+export interface InboundServices {
+  recipients: InboundRecipients;
+  reception: InboundReception;
 }
 
-/** What is stored with the message: the SMTP listener's envelope, plus where a provider's message came from. */
-export interface ReceiptEnvelope {
-  mailFrom: string;
-  recipients: ReceiptRecipient[];
-  remoteAddress: string;
-  helo: string;
-  /** Set for a message a provider received (SES): its id and verdicts, for the record and for deduplication. */
-  provider?: { name: 'ses'; messageId: string; verdicts: Record<string, string | undefined> };
-}
-
-export interface InboundReceiptPorts {
-  /**
-   * Who receives mail at an address: the projects that verified its domain (or whose verified
-   * domain it is the return-path subdomain of); null for any other address. Unlike RCPT over
-   * SMTP, a project at its `inbound` cap is included: SES already took the message and cannot be
-   * told to retry, so processing records it without an event and says why (contract 20).
-   */
-  projectsReceiving(address: string): Promise<ReceiptRecipient | null>;
-  /** Stores the message durably and schedules its processing; resolves with its id once committed. */
-  store(raw: Buffer, envelope: ReceiptEnvelope): Promise<string>;
-}
-
-export interface InboundMessageIn {
+export interface ProviderMessage {
   raw: Buffer;
+  /** The envelope sender the provider saw; empty for the null sender. */
   mailFrom: string;
+  /** The addresses the provider received the message for. */
   recipients: string[];
-  remoteAddress: string;
-  helo: string;
-  provider?: ReceiptEnvelope['provider'];
+  provider: ProviderReceipt;
 }
 
 export type InboundReceiptResult =
-  { stored: true; messageId: string; recipients: ReceiptRecipient[]; refused: string[] } | { stored: false; refused: string[] };
+  { stored: true; messageId: string; duplicate: boolean; recipients: InboundRecipient[]; refused: string[] } | { stored: false; refused: string[] };
 
 /**
- * Hands a received message to the inbound reception for those of its recipients Mailroom
- * receives mail for (at most 50, each once, letter case of the domain ignored); the others are
- * refused, as the SMTP listener refuses them (no relaying). Nothing is stored when none is left.
- * Rejects when the store fails (the database away): the caller answers so the sender retries.
+ * Stores a received message for those of its recipients Mailroom receives mail for (at most
+ * MAX_INBOUND_RECIPIENTS, each once, letter case of the domain ignored); the others are refused,
+ * as the SMTP listener refuses them (no relaying). A project at its `inbound` cap is not refused:
+ * the provider took the message already. Nothing is stored when no recipient is left; a message
+ * the provider handed over before is not stored again (`duplicate`, with the stored one's id).
+ * Rejects when the lookup or the store fails (the database away): the caller answers so the
+ * provider delivers the notice again.
  */
-export async function receiveInboundMessage(ports: InboundReceiptPorts, message: InboundMessageIn): Promise<InboundReceiptResult> {
+export async function receiveInboundMessage(services: InboundServices, message: ProviderMessage): Promise<InboundReceiptResult> {
   const seen = new Set<string>();
-  const accepted: ReceiptRecipient[] = [];
+  const accepted: InboundRecipient[] = [];
   const refused: string[] = [];
   for (const address of message.recipients) {
-    const key = address.trim().toLowerCase();
+    const verdict = accepted.length < MAX_INBOUND_RECIPIENTS ? await services.recipients.whoReceives(address) : null;
+    if (!verdict?.accepted) {
+      refused.push(address);
+      continue;
+    }
+    const key = verdict.address.toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);
-    const recipient = accepted.length < MAX_RECEIPT_RECIPIENTS ? await ports.projectsReceiving(address.trim()) : null;
-    if (recipient && recipient.projectIds.length) accepted.push(recipient);
-    else refused.push(address);
+    accepted.push({ address: verdict.address, projectIds: verdict.projectIds, returnPath: verdict.returnPath });
   }
   if (!accepted.length) return { stored: false, refused };
-  const envelope: ReceiptEnvelope = {
+  const stored = await services.reception.store(message.raw, {
     mailFrom: message.mailFrom,
     recipients: accepted,
-    remoteAddress: message.remoteAddress,
-    helo: message.helo,
-    ...(message.provider ? { provider: message.provider } : {}),
-  };
-  const messageId = await ports.store(message.raw, envelope);
-  return { stored: true, messageId, recipients: accepted, refused };
+    remoteAddress: '',
+    helo: '',
+    provider: message.provider,
+  });
+  return { stored: true, messageId: stored.id, duplicate: stored.duplicate, recipients: accepted, refused };
 }

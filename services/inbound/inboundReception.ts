@@ -6,11 +6,17 @@ import { inboundMessageRepository, type InboundEnvelope, type NewInboundMessage 
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { MAX_MESSAGES_PER_INBOUND_WORKFLOW, inboundWorkflowId, inboundWorkflowStart } from '../../temporal/inboundWorkflowStart';
 
+/** A stored message; `duplicate` when a provider handed over a message stored before (`id` is that one's). */
+export interface StoredInboundMessage {
+  id: string;
+  duplicate: boolean;
+}
+
 interface PendingMessage {
   message: NewInboundMessage;
   /** The project the message's workflow is filed under. */
   projectId: string;
-  resolve(): void;
+  resolve(stored: StoredInboundMessage): void;
   reject(err: unknown): void;
 }
 
@@ -18,9 +24,11 @@ interface PendingMessage {
 const MAX_ROUND = 400;
 
 /**
- * Takes what the inbound listener accepted (contract 20): `store` resolves once the raw message
- * is committed, which is when DATA may be answered 250. Messages arriving while a round is being
- * written form the next round, one INSERT for all of them, as /v1/send's rounds do
+ * Takes what the inbound listener accepted, and what a provider received for us (SES receipt
+ * notifications; contract 20): `store` resolves once the raw message is committed, which is when
+ * DATA may be answered 250 (and a notice 200). A provider's message is stored once however often
+ * it is handed over (inboundMessageRepository.insertMany). Messages arriving while a round is
+ * being written form the next round, one INSERT for all of them, as /v1/send's rounds do
  * (services/sending/deliveryScheduler.ts); then one processing workflow per project and up to
  * MAX_MESSAGES_PER_INBOUND_WORKFLOW messages is started. One workflow per message would cap
  * reception near the hundred workflow starts a second the dev server manages on this machine.
@@ -36,12 +44,12 @@ export class InboundReception {
 
   constructor(private readonly deps: { orm: Orm; temporal: TemporalHandle; logger: Logger }) {}
 
-  /** Resolves with the message id once the message is durably stored. */
-  store(raw: Buffer, envelope: InboundEnvelope): Promise<string> {
+  /** Resolves with the message's id once the message is durably stored. */
+  store(raw: Buffer, envelope: InboundEnvelope): Promise<StoredInboundMessage> {
     const id = crypto.randomUUID();
     const projectId = [...new Set(envelope.recipients.flatMap((r) => r.projectIds))].sort()[0];
-    return new Promise<string>((resolve, reject) => {
-      this.queue.push({ message: { id, raw, envelope, workflowId: '' }, projectId, resolve: () => resolve(id), reject });
+    return new Promise<StoredInboundMessage>((resolve, reject) => {
+      this.queue.push({ message: { id, raw, envelope, workflowId: '' }, projectId, resolve, reject });
       this.pump();
     });
   }
@@ -80,8 +88,9 @@ export class InboundReception {
         return { projectId, workflowId, messageIds };
       }),
     );
+    let duplicates: Map<string, string>;
     try {
-      await this.deps.orm.em.fork().transactional((tx) =>
+      duplicates = await this.deps.orm.em.fork().transactional((tx) =>
         inboundMessageRepository.insertMany(
           tx,
           round.map((p) => p.message),
@@ -91,8 +100,13 @@ export class InboundReception {
       for (const pending of round) pending.reject(err);
       return;
     }
-    for (const pending of round) pending.resolve();
-    const starting = Promise.all(workflows.map((w) => this.start(w))).then(() => undefined);
+    for (const pending of round) {
+      const storedBefore = duplicates.get(pending.message.id);
+      pending.resolve(storedBefore ? { id: storedBefore, duplicate: true } : { id: pending.message.id, duplicate: false });
+    }
+    // A message stored before is processed by the workflow started for it then (or by the sweep).
+    const started = workflows.map((w) => ({ ...w, messageIds: w.messageIds.filter((id) => !duplicates.has(id)) })).filter((w) => w.messageIds.length > 0);
+    const starting = Promise.all(started.map((w) => this.start(w))).then(() => undefined);
     this.starts.add(starting);
     void starting.finally(() => this.starts.delete(starting));
   }

@@ -16,11 +16,12 @@ export type RecipientVerdict =
 const refusedRelay = (what: string): RecipientVerdict => ({ accepted: false, code: 550, message: `5.7.1 ${what}: relaying denied` });
 
 /**
- * Who receives mail at an RCPT TO address (contract 20): only a domain that is, letter case
- * ignored, a VERIFIED domain of some project, exactly (no parent, no look-alike), and with
- * INBOUND_MX_HOST set, the return-path subdomain of one. An address that is not a plain
- * `local@domain` (a quoted local part, an IP literal, a source route, a second `@`) is refused:
- * Mailroom never relays, and such forms exist to route mail elsewhere.
+ * Who receives mail at an address (contract 20): only a domain that is, letter case ignored, a
+ * VERIFIED domain of some project, exactly (no parent, no look-alike), and with INBOUND_MX_HOST
+ * set, the return-path subdomain of one. An address that is not a plain `local@domain` (a quoted
+ * local part, an IP literal, a source route, a second `@`) is refused: Mailroom never relays, and
+ * such forms exist to route mail elsewhere. One instance per API process serves the SMTP
+ * listener's RCPT (`check`) and SES receipt notifications (`whoReceives`).
  */
 export class InboundRecipients {
   private readonly domains = new Map<string, { projectIds: Promise<string[]>; until: number }>();
@@ -31,7 +32,27 @@ export class InboundRecipients {
     private readonly settings: { inboundMxHost: string | null; returnPathSubdomain: string },
   ) {}
 
+  /**
+   * RCPT TO: who receives, less the projects at their `inbound` cap; when every project is at
+   * its cap, 452 4.2.2, so the sending server keeps the message and tries again later.
+   */
   async check(rawAddress: string): Promise<RecipientVerdict> {
+    const verdict = await this.whoReceives(rawAddress);
+    // Bounce reports are feedback, not mail: the `inbound` cap does not hold them back.
+    if (!verdict.accepted || verdict.returnPath) return verdict;
+    const open: string[] = [];
+    for (const projectId of verdict.projectIds) if (!(await this.atCap(projectId))) open.push(projectId);
+    if (!open.length)
+      return { accepted: false, code: 452, message: '4.2.2 Mailbox full: the recipient project reached its monthly inbound cap; try again later' };
+    return { ...verdict, projectIds: open };
+  }
+
+  /**
+   * Who receives a message already taken (by SES, which cannot be asked to try again later):
+   * every project receiving at the address, those at their `inbound` cap included; processing
+   * records their copies without an event and says why (services/inbound/inboundProcessing.ts).
+   */
+  async whoReceives(rawAddress: string): Promise<RecipientVerdict> {
     const address = rawAddress.trim();
     if (/["\\\s:,;<>[\]()]/.test(address) || address.startsWith('@')) return refusedRelay(`<${address}>`);
     const at = address.lastIndexOf('@');
@@ -52,14 +73,6 @@ export class InboundRecipients {
       returnPath = projectIds.length > 0;
     }
     if (!projectIds.length) return refusedRelay(`<${address}>`);
-    // Bounce reports are feedback, not mail: the `inbound` cap does not hold them back.
-    if (!returnPath) {
-      const open: string[] = [];
-      for (const projectId of projectIds) if (!(await this.atCap(projectId))) open.push(projectId);
-      if (!open.length)
-        return { accepted: false, code: 452, message: '4.2.2 Mailbox full: the recipient project reached its monthly inbound cap; try again later' };
-      projectIds = open;
-    }
     return { accepted: true, address: normalised, projectIds, returnPath };
   }
 

@@ -2,7 +2,7 @@ import { authenticate, type AuthenticateResult } from 'mailauth';
 import type { DnsResolver } from '../../lib/dns/dnsResolver';
 import { DnsTemporaryFailure } from '../../lib/dns/dnsResolver';
 import type { InboundAuthResults } from '../../db/emails/emailRepository';
-import type { InboundEnvelope } from '../../db/inbound/inboundMessageRepository';
+import type { InboundEnvelope, ProviderVerdicts } from '../../db/inbound/inboundMessageRepository';
 
 const VERDICTS = new Set(['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror']);
 
@@ -84,4 +84,18 @@ export async function authenticateMessage(raw: Buffer, envelope: InboundEnvelope
     dkim,
     dmarc: verdict(result.dmarc ? result.dmarc.status?.result : false),
   };
+}
+
+/** SES's words (PASS, FAIL, GRAY: no record or signature, PROCESSING_FAILED), lower-cased, in contract 20's seven. */
+const SES_VERDICTS: Record<string, string> = { pass: 'pass', fail: 'fail', gray: 'none', processing_failed: 'temperror' };
+
+/**
+ * The verdicts of a message a provider received: SES checked SPF against the client it spoke
+ * with, which only it saw (the notice names no address), and DKIM and DMARC along with it.
+ * Checking again here would judge SPF without the client's address; SES's own verdicts are the
+ * ones made with it. A verdict SES did not give, or one it has no word for here, is `none`.
+ */
+export function providerAuthResults(verdicts: ProviderVerdicts): InboundAuthResults {
+  const word = (value: string | undefined) => (value && SES_VERDICTS[value]) || 'none';
+  return { spf: word(verdicts.spf), dkim: word(verdicts.dkim), dmarc: word(verdicts.dmarc) };
 }

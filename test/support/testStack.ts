@@ -11,6 +11,7 @@ import { runMigrations } from '../../db/migrate';
 import { createOrm, type Orm } from '../../db/orm';
 import { startApiServer, type RunningApi } from '../../api/server';
 import type { SmtpListenerPorts } from '../../api/smtp';
+import type { SnsFetcher } from '../../mail/sns/snsFetcher';
 import { createMailTransport, type MailTransport } from '../../mail/mailTransport';
 import { createMessageBuilder } from '../../mail/mime/messageBuildPool';
 import { createWorker } from '../../worker/createWorker';
@@ -88,6 +89,8 @@ export async function startTestStack(
     smtpPorts?: Partial<SmtpListenerPorts>;
     /** Start the API's inbound SMTP listener on a free port (`api.smtp.inbound.port`). */
     inboundSmtp?: boolean;
+    /** How the API fetches SNS signing certificates (tests sign SNS messages with a key they hold). */
+    snsFetch?: SnsFetcher;
   } = {},
 ): Promise<TestStack> {
   const databaseUrl = await createTestDatabase();
@@ -108,6 +111,7 @@ export async function startTestStack(
     host: '127.0.0.1',
     eventTriggers,
     smtpPorts: { ...options.smtpPorts, ...(options.inboundSmtp ? { inbound: 0 } : {}) },
+    snsFetch: options.snsFetch,
   });
   const orm = await createOrm(options.workerDatabaseUrl ? options.workerDatabaseUrl(databaseUrl) : databaseUrl, {}, logger);
   // As the worker process does: messages built and signed on MAIL_BUILD_THREADS threads (1 by default).
