@@ -10,8 +10,8 @@ import { inboundEmailRepository } from '../../db/emails/inboundEmailRepository';
 import { inboundMessageRepository, type InboundMessageRow } from '../../db/inbound/inboundMessageRepository';
 import { usageCaps } from '../../db/billing/usageCaps';
 import { authenticateMessage, providerAuthResults } from './messageAuthentication';
-import { readReceivedMessage, type ReceivedMessage } from './receivedMessage';
-import { EVENT_TEXT_MAX_BYTES, receivedEventData } from './receivedEventData';
+import { readReceivedMessage } from './receivedMessage';
+import { receivedEventData, receivedMessageData } from './receivedEventData';
 import { applyDeliveryReport } from './deliveryReports';
 
 export interface InboundProcessingServices {
@@ -92,15 +92,8 @@ async function prepare(services: InboundProcessingServices, stored: InboundMessa
   const senderCandidate = (envelope.mailFrom || message.fromAddress || '').trim().toLowerCase();
   const sender = plainAddress.test(senderCandidate) ? senderCandidate : null;
   const projectIds = [...new Set(envelope.recipients.flatMap((r) => r.projectIds))].sort();
-  // What the event needs, without the big parts: the text only as far as the event carries it (chars ≥ bytes' prefix).
-  const slim: ReceivedMessage = {
-    ...message,
-    mail: null,
-    html: null,
-    headers: [],
-    text: message.text === null ? null : message.text.slice(0, EVENT_TEXT_MAX_BYTES),
-    attachments: message.attachments.map((a) => ({ ...a, content: Buffer.alloc(0) })),
-  };
+  // What the event says of the message, worked out once for all its copies (and before any transaction).
+  const messageData = message.autoSubmitted ? null : receivedMessageData(message);
   const copies: PreparedCopy[] = [];
   for (const projectId of projectIds) {
     // ── The DSN / ARF classifier plugs in here (services/inbound/deliveryReports.ts) ──
@@ -116,7 +109,7 @@ async function prepare(services: InboundProcessingServices, stored: InboundMessa
         subject: message.subject,
         messageId: message.messageId,
         auth,
-        eventData: message.autoSubmitted ? null : (copy) => receivedEventData(slim, copy),
+        eventData: messageData ? (copy) => receivedEventData(messageData, copy) : null,
       });
     }
   }
