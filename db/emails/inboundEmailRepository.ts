@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import type { InboundAuthResults } from './emailRepository';
+import { executeBound } from '../sql/boundStatement';
 
 /** One project's copy of a received message (contract 20). */
 export interface InboundEmailCopy {
@@ -31,7 +32,10 @@ export const inboundEmailRepository = {
     copy: InboundEmailCopy,
     eventData: ((emailId: string) => Record<string, unknown>) | null,
   ): Promise<{ created: boolean; events: RecordedEvent[] }> {
-    const inserted = await em.execute<Array<{ id: string }>>(
+    // Bound parameters (db/sql/boundStatement.ts): the event carries up to 128 KB of text, which
+    // em.execute would quote into the statement character by character.
+    const inserted = await executeBound<{ id: string }>(
+      em,
       `insert into emails (id, project_id, contact_id, source, type, subject, from_address, from_name, to_address, status, message_id, inbound_message_id, auth, error)
        values (?, ?, ?, 'INBOUND', 'TRANSACTIONAL', ?, ?, ?, ?, 'RECEIVED', ?, ?, ?::jsonb, ?)
        on conflict (inbound_message_id, project_id, lower(to_address)) where inbound_message_id is not null do nothing
@@ -52,7 +56,8 @@ export const inboundEmailRepository = {
     );
     if (!inserted.length) return { created: false, events: [] };
     if (!eventData || !copy.contactId) return { created: true, events: [] };
-    const [event] = await em.execute<Array<{ id: string; contact_id: string; name: string; created_at: string }>>(
+    const [event] = await executeBound<{ id: string; contact_id: string; name: string; created_at: Date | string }>(
+      em,
       `insert into events (project_id, contact_id, name, source, email_id, data)
        values (?, ?, 'email.received', 'SYSTEM', ?, ?::jsonb)
        returning id, contact_id, name, created_at`,
