@@ -20,49 +20,72 @@ export interface InboundEmailCopy {
   error: string | null;
 }
 
+/** A copy to record, with the data of its `email.received` event (null: none is due, or the sender is no contact). */
+export interface InboundEmailToRecord {
+  copy: InboundEmailCopy;
+  eventData: Record<string, unknown> | null;
+}
+
 /**
- * Records one copy: the email (source INBOUND, status RECEIVED) and, when `eventData` is given
- * and the sender is a contact, its `email.received` event. At most one copy per (message,
- * project, recipient): when it exists already (a retried activity), nothing is written and
- * `created` is false. Call it in the transaction that also counts the copy.
+ * The INBOUND email records (source INBOUND, status RECEIVED) of received copies and their
+ * `email.received` events: one statement for the records and one for the events, with bound
+ * parameters (db/sql/boundStatement.ts; an event carries up to 128 KB of text, which em.execute
+ * would quote into the statement character by character). At most one record per (message,
+ * project, recipient): `alreadyRecorded` finds those a retried activity wrote before, and a copy
+ * recorded meanwhile by another transaction is skipped by the unique key. Call them in the
+ * transaction that also counts the copies.
  */
 export const inboundEmailRepository = {
-  async record(
-    em: EntityManager,
-    copy: InboundEmailCopy,
-    eventData: ((emailId: string) => Record<string, unknown>) | null,
-  ): Promise<{ created: boolean; events: RecordedEvent[] }> {
-    // Bound parameters (db/sql/boundStatement.ts): the event carries up to 128 KB of text, which
-    // em.execute would quote into the statement character by character.
+  /** Which of these (message, recipient) copies of the project are recorded: keys `${inboundMessageId} ${lower(toAddress)}`. */
+  async alreadyRecorded(em: EntityManager, projectId: string, copies: Array<{ inboundMessageId: string; toAddress: string }>): Promise<Set<string>> {
+    if (!copies.length) return new Set();
+    const rows = await executeBound<{ key: string }>(
+      em,
+      `select e.inbound_message_id || ' ' || lower(e.to_address) as key from emails e
+       where e.project_id = ? and e.inbound_message_id = any(?::uuid[])`,
+      [projectId, `{${[...new Set(copies.map((c) => c.inboundMessageId))].join(',')}}`],
+    );
+    return new Set(rows.map((r) => r.key));
+  },
+
+  /** Records the copies not recorded yet and the events of those it recorded; answers how many it recorded and their events. */
+  async recordMany(em: EntityManager, items: InboundEmailToRecord[]): Promise<{ created: number; events: RecordedEvent[] }> {
+    if (!items.length) return { created: 0, events: [] };
+    const values = items.map(() => `(?::uuid, ?::uuid, ?::uuid, 'INBOUND', 'TRANSACTIONAL', ?, ?, ?, ?, 'RECEIVED', ?, ?::uuid, ?::jsonb, ?)`).join(', ');
+    const params = items.flatMap(({ copy }) => [
+      copy.id,
+      copy.projectId,
+      copy.contactId,
+      copy.subject,
+      copy.fromAddress,
+      copy.fromName,
+      copy.toAddress,
+      copy.messageId,
+      copy.inboundMessageId,
+      JSON.stringify(copy.auth),
+      copy.error,
+    ]);
     const inserted = await executeBound<{ id: string }>(
       em,
       `insert into emails (id, project_id, contact_id, source, type, subject, from_address, from_name, to_address, status, message_id, inbound_message_id, auth, error)
-       values (?, ?, ?, 'INBOUND', 'TRANSACTIONAL', ?, ?, ?, ?, 'RECEIVED', ?, ?, ?::jsonb, ?)
+       values ${values}
        on conflict (inbound_message_id, project_id, lower(to_address)) where inbound_message_id is not null do nothing
        returning id`,
-      [
-        copy.id,
-        copy.projectId,
-        copy.contactId,
-        copy.subject,
-        copy.fromAddress,
-        copy.fromName,
-        copy.toAddress,
-        copy.messageId,
-        copy.inboundMessageId,
-        JSON.stringify(copy.auth),
-        copy.error,
-      ],
+      params,
     );
-    if (!inserted.length) return { created: false, events: [] };
-    if (!eventData || !copy.contactId) return { created: true, events: [] };
-    const [event] = await executeBound<{ id: string; contact_id: string; name: string; created_at: Date | string }>(
+    const created = new Set(inserted.map((r) => r.id));
+    const withEvents = items.filter(({ copy, eventData }) => created.has(copy.id) && eventData && copy.contactId);
+    if (!withEvents.length) return { created: created.size, events: [] };
+    const rows = await executeBound<{ id: string; contact_id: string; name: string; created_at: Date | string }>(
       em,
       `insert into events (project_id, contact_id, name, source, email_id, data)
-       values (?, ?, 'email.received', 'SYSTEM', ?, ?::jsonb)
+       values ${withEvents.map(() => `(?::uuid, ?::uuid, 'email.received', 'SYSTEM', ?::uuid, ?::jsonb)`).join(', ')}
        returning id, contact_id, name, created_at`,
-      [copy.projectId, copy.contactId, copy.id, JSON.stringify(eventData(copy.id))],
+      withEvents.flatMap(({ copy, eventData }) => [copy.projectId, copy.contactId, copy.id, JSON.stringify(eventData)]),
     );
-    return { created: true, events: [{ id: event.id, name: event.name, contactId: event.contact_id, createdAt: new Date(event.created_at) }] };
+    return {
+      created: created.size,
+      events: rows.map((event) => ({ id: event.id, name: event.name, contactId: event.contact_id, createdAt: new Date(event.created_at) })),
+    };
   },
 };

@@ -6,7 +6,7 @@ import type { DnsResolver } from '../../lib/dns/dnsResolver';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import type { InboundAuthResults } from '../../db/emails/emailRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
-import { inboundEmailRepository } from '../../db/emails/inboundEmailRepository';
+import { inboundEmailRepository, type InboundEmailToRecord } from '../../db/emails/inboundEmailRepository';
 import { inboundMessageRepository, type InboundMessageRow } from '../../db/inbound/inboundMessageRepository';
 import { usageCaps } from '../../db/billing/usageCaps';
 import { authenticateMessage, providerAuthResults } from './messageAuthentication';
@@ -143,36 +143,34 @@ async function recordCopies(services: InboundProcessingServices, projectId: stri
       'inbound',
     );
     const contactOf = new Map(senders.map((email, i) => [email, contacts[i].contact.id]));
-    const events: RecordedEvent[] = [];
-    let created = 0;
+    // A retried activity finds some copies recorded: they are neither recorded nor counted again.
+    const recorded = await inboundEmailRepository.alreadyRecorded(tx, projectId, copies);
+    const toRecord: InboundEmailToRecord[] = [];
     for (const copy of copies) {
+      if (recorded.has(`${copy.inboundMessageId} ${copy.toAddress.toLowerCase()}`)) continue;
       const fromAddress = copy.sender ?? '';
-      const pastCap = room !== null && room.left <= 0;
-      const row = {
-        id: crypto.randomUUID(),
-        projectId,
-        inboundMessageId: copy.inboundMessageId,
-        contactId: copy.sender ? (contactOf.get(copy.sender) ?? null) : null,
-        fromAddress,
-        fromName: copy.fromName,
-        toAddress: copy.toAddress,
-        subject: copy.subject,
-        messageId: copy.messageId,
-        auth: copy.auth,
-        error: pastCap && copy.eventData ? pastCapReason(room.limit) : null,
-      };
-      const eventData = pastCap ? null : copy.eventData;
-      const result = await inboundEmailRepository.record(
-        tx,
-        row,
-        eventData ? (emailId) => eventData({ emailId, from: fromAddress, to: copy.toAddress, auth: copy.auth }) : null,
-      );
-      if (result.created) {
-        created++;
-        if (room) room.left--;
-      }
-      events.push(...result.events);
+      const pastCap = room !== null && room.left-- <= 0;
+      const id = crypto.randomUUID();
+      const contactId = copy.sender ? (contactOf.get(copy.sender) ?? null) : null;
+      const eventData = pastCap || !copy.eventData ? null : copy.eventData({ emailId: id, from: fromAddress, to: copy.toAddress, auth: copy.auth });
+      toRecord.push({
+        copy: {
+          id,
+          projectId,
+          inboundMessageId: copy.inboundMessageId,
+          contactId,
+          fromAddress,
+          fromName: copy.fromName,
+          toAddress: copy.toAddress,
+          subject: copy.subject,
+          messageId: copy.messageId,
+          auth: copy.auth,
+          error: pastCap && copy.eventData ? pastCapReason(room.limit) : null,
+        },
+        eventData,
+      });
     }
+    const { created, events } = await inboundEmailRepository.recordMany(tx, toRecord);
     await usageCaps.add(tx, projectId, 'inbound', created);
     return events;
   });
