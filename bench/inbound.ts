@@ -4,8 +4,11 @@
  * 60 s, p99 of the DATA reply < 250 ms, the worker's memory flat. Load generator (nodemailer),
  * API, worker, Temporal dev server and PostgreSQL share this machine.
  *
- *   node --import tsx bench/inbound.ts [durationSeconds=60] [connections=20]
+ *   node --import tsx bench/inbound.ts [durationSeconds=60] [connections=20] [messagesPerSecond]
  *
+ * Without a rate, the connections send as fast as they are answered (what reception takes at
+ * most); with one, the messages are offered at that rate in all, to show whether processing
+ * keeps up with it (the backlog stays small) while the listener takes it.
  * Every second it prints accepted/s, processed/s (INBOUND records written), the backlog (stored,
  * not processed) and the worker's RSS; after the load it waits for the backlog to drain.
  */
@@ -39,6 +42,7 @@ function percentile(sorted: number[], p: number): number {
 async function main() {
   const duration = Number(process.argv[2] ?? 60);
   const connections = Number(process.argv[3] ?? 20);
+  const rate = process.argv[4] ? Number(process.argv[4]) : null;
   const dns = await startTestDnsServer();
   const inboundPort = await findFreePort();
   const stack = await startBenchStack({
@@ -73,7 +77,9 @@ async function main() {
     let errors = 0;
     let sent = 0;
     const end = Date.now() + duration * 1000;
+    let loadStarted = Date.now();
     const rssSamples: number[] = [];
+    let maxBacklog = 0;
 
     const client = async (c: number) => {
       const transport = nodemailer.createTransport({
@@ -88,6 +94,12 @@ async function main() {
       try {
         while (Date.now() < end) {
           const n = sent++;
+          // With a rate, message n is due n/rate seconds after the start; a late one goes at once.
+          if (rate) {
+            const due = loadStarted + (n * 1000) / rate;
+            if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+            if (Date.now() >= end) break;
+          }
           const started = process.hrtime.bigint();
           try {
             await transport.sendMail({
@@ -112,6 +124,7 @@ async function main() {
     const ticker = setInterval(() => {
       void counts().then((now) => {
         const rss = rssMb(stack.pids.worker);
+        if (Date.now() < end) maxBacklog = Math.max(maxBacklog, now.accepted - now.processed);
         rssSamples.push(rss);
         console.log(
           `accepted/s ${now.accepted - last.accepted}  processed/s ${now.processed - last.processed}  backlog ${now.accepted - now.processed}  worker RSS ${rss.toFixed(0)} MB`,
@@ -119,7 +132,7 @@ async function main() {
         last = now;
       });
     }, 1000);
-    const loadStarted = Date.now();
+    loadStarted = Date.now();
     await Promise.all(Array.from({ length: connections }, (_, c) => client(c)));
     const loadSeconds = (Date.now() - loadStarted) / 1000;
     const afterLoad = await counts();
@@ -136,19 +149,23 @@ async function main() {
 
     const sorted = [...latencies].sort((a, b) => a - b);
     const accepted = afterLoad.accepted - startCounts.accepted;
-    printFigures(`inbound: ${connections} SMTP connections, ${MESSAGE_BYTES / 1024} KB messages, ${duration} s`, {
-      'messages accepted': accepted,
-      'accepted/s': (accepted / loadSeconds).toFixed(1),
-      'processed during the load/s': ((afterLoad.processed - startCounts.processed) / loadSeconds).toFixed(1),
-      'processed/s (load + drain)': ((final.processed - startCounts.processed) / ((drainedAt - loadStarted) / 1000)).toFixed(1),
-      'processed in the end': final.processed - startCounts.processed,
-      'email.received events': final.events - startCounts.events,
-      'SMTP errors': errors,
-      'DATA reply p50 ms': percentile(sorted, 50).toFixed(1),
-      'DATA reply p99 ms': percentile(sorted, 99).toFixed(1),
-      'DATA reply max ms': (sorted[sorted.length - 1] ?? 0).toFixed(1),
-      'worker RSS first/last/max MB': `${(rssSamples[0] ?? 0).toFixed(0)} / ${(rssSamples[rssSamples.length - 1] ?? 0).toFixed(0)} / ${Math.max(0, ...rssSamples).toFixed(0)}`,
-    });
+    printFigures(
+      `inbound: ${connections} SMTP connections, ${MESSAGE_BYTES / 1024} KB messages, ${duration} s, ${rate ? `offered at ${rate}/s` : 'as fast as answered'}`,
+      {
+        'largest backlog during the load': maxBacklog,
+        'messages accepted': accepted,
+        'accepted/s': (accepted / loadSeconds).toFixed(1),
+        'processed during the load/s': ((afterLoad.processed - startCounts.processed) / loadSeconds).toFixed(1),
+        'processed/s (load + drain)': ((final.processed - startCounts.processed) / ((drainedAt - loadStarted) / 1000)).toFixed(1),
+        'processed in the end': final.processed - startCounts.processed,
+        'email.received events': final.events - startCounts.events,
+        'SMTP errors': errors,
+        'DATA reply p50 ms': percentile(sorted, 50).toFixed(1),
+        'DATA reply p99 ms': percentile(sorted, 99).toFixed(1),
+        'DATA reply max ms': (sorted[sorted.length - 1] ?? 0).toFixed(1),
+        'worker RSS first/last/max MB': `${(rssSamples[0] ?? 0).toFixed(0)} / ${(rssSamples[rssSamples.length - 1] ?? 0).toFixed(0)} / ${Math.max(0, ...rssSamples).toFixed(0)}`,
+      },
+    );
   } finally {
     await orm.close();
     await stack.stop();
