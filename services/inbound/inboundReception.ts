@@ -22,6 +22,27 @@ interface PendingMessage {
 
 /** Messages a round stores at most (one INSERT); more wait for the next round. */
 const MAX_ROUND = 400;
+/**
+ * How long a project's processing workflow gathers stored messages before it starts (unless it
+ * fills up first). Rounds are small when mail arrives at a steady rate (one or two messages each
+ * at 200 a second), and a workflow per round would ask the dev server for more starts than the
+ * hundred a second it manages: 250 ms makes ~50-message workflows at that rate, and is all the
+ * wait a message adds before processing.
+ */
+const GATHER_MS = 250;
+
+/** A processing workflow being gathered: its id is written with each message that joins it. */
+interface Gathering {
+  projectId: string;
+  workflowId: string;
+  /** Messages that joined, stored or in the round being stored. */
+  joined: number;
+  /** Stored messages (a message whose round failed never is). */
+  messageIds: string[];
+  /** Takes no more messages: full, or its time is up. */
+  closed: boolean;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * Takes what the inbound listener accepted, and what a provider received for us (SES receipt
@@ -29,17 +50,22 @@ const MAX_ROUND = 400;
  * DATA may be answered 250 (and a notice 200). A provider's message is stored once however often
  * it is handed over (inboundMessageRepository.insertMany). Messages arriving while a round is
  * being written form the next round, one INSERT for all of them, as /v1/send's rounds do
- * (services/sending/deliveryScheduler.ts); then one processing workflow per project and up to
- * MAX_MESSAGES_PER_INBOUND_WORKFLOW messages is started. One workflow per message would cap
- * reception near the hundred workflow starts a second the dev server manages on this machine.
+ * (services/sending/deliveryScheduler.ts). Each project's stored messages gather into one
+ * processing workflow for GATHER_MS or up to MAX_MESSAGES_PER_INBOUND_WORKFLOW messages, and it
+ * is started then: one workflow per message would cap reception near the hundred workflow
+ * starts a second the dev server manages on this machine.
  *
- * The 250 does not wait for the start: the stored row is what makes the message safe. A start
- * that fails (Temporal away, the process killed in between) leaves the rows RECEIVED, and the
- * inbound sweep (inboundSweepWorkflow) starts them under the same workflow id.
+ * The 250 does not wait for the start: the stored row (with its workflow's id) is what makes the
+ * message safe. A start that fails (Temporal away, the process killed in between) leaves the
+ * rows RECEIVED, and the inbound sweep (inboundSweepWorkflow) starts them under the same id.
  */
 export class InboundReception {
   private queue: PendingMessage[] = [];
   private writing = false;
+  /** The gathering workflow of each project, while it takes messages. */
+  private readonly open = new Map<string, Gathering>();
+  /** Every gathering workflow not started yet. */
+  private readonly unstarted = new Set<Gathering>();
   private readonly starts = new Set<Promise<void>>();
 
   constructor(private readonly deps: { orm: Orm; temporal: TemporalHandle; logger: Logger }) {}
@@ -54,12 +80,12 @@ export class InboundReception {
     });
   }
 
-  /** Waits for workflow starts in progress (shutdown). */
+  /** Starts the workflows still gathering, and waits for every start in progress (shutdown). */
   async drain(): Promise<void> {
-    while (this.writing || this.starts.size) {
-      await Promise.allSettled([...this.starts]);
-      if (this.writing) await new Promise((r) => setTimeout(r, 20));
-    }
+    while (this.writing) await new Promise((r) => setTimeout(r, 20));
+    for (const gathering of this.unstarted) this.close(gathering);
+    this.startClosed();
+    while (this.starts.size) await Promise.allSettled([...this.starts]);
   }
 
   private pump(): void {
@@ -68,26 +94,45 @@ export class InboundReception {
     this.writing = true;
     void this.flush(round).finally(() => {
       this.writing = false;
+      this.startClosed();
       this.pump();
     });
   }
 
+  /** The project's gathering workflow taking messages, a new one if none is. */
+  private gatheringFor(projectId: string, firstMessageId: string): Gathering {
+    const current = this.open.get(projectId);
+    if (current) return current;
+    const gathering: Gathering = {
+      projectId,
+      workflowId: inboundWorkflowId([firstMessageId]),
+      joined: 0,
+      messageIds: [],
+      closed: false,
+      timer: setTimeout(() => {
+        this.close(gathering);
+        // A round being written may hold some of its messages: the round's end starts it.
+        if (!this.writing) this.startClosed();
+      }, GATHER_MS),
+    };
+    this.open.set(projectId, gathering);
+    this.unstarted.add(gathering);
+    return gathering;
+  }
+
+  private close(gathering: Gathering): void {
+    gathering.closed = true;
+    clearTimeout(gathering.timer);
+    if (this.open.get(gathering.projectId) === gathering) this.open.delete(gathering.projectId);
+  }
+
   private async flush(round: PendingMessage[]): Promise<void> {
-    const groups = new Map<string, PendingMessage[][]>();
-    for (const pending of round) {
-      const chunks = groups.get(pending.projectId) ?? [[]];
-      if (chunks[chunks.length - 1].length >= MAX_MESSAGES_PER_INBOUND_WORKFLOW) chunks.push([]);
-      chunks[chunks.length - 1].push(pending);
-      groups.set(pending.projectId, chunks);
-    }
-    const workflows = [...groups].flatMap(([projectId, chunks]) =>
-      chunks.map((chunk) => {
-        const messageIds = chunk.map((p) => p.message.id);
-        const workflowId = inboundWorkflowId(messageIds);
-        for (const p of chunk) p.message.workflowId = workflowId;
-        return { projectId, workflowId, messageIds };
-      }),
-    );
+    const joined = round.map((pending) => {
+      const gathering = this.gatheringFor(pending.projectId, pending.message.id);
+      pending.message.workflowId = gathering.workflowId;
+      if (++gathering.joined >= MAX_MESSAGES_PER_INBOUND_WORKFLOW) this.close(gathering);
+      return gathering;
+    });
     let duplicates: Map<string, string>;
     try {
       duplicates = await this.deps.orm.em.fork().transactional((tx) =>
@@ -100,15 +145,24 @@ export class InboundReception {
       for (const pending of round) pending.reject(err);
       return;
     }
-    for (const pending of round) {
+    round.forEach((pending, i) => {
       const storedBefore = duplicates.get(pending.message.id);
+      // A message stored before is processed by the workflow started for it then (or by the sweep).
+      if (!storedBefore) joined[i].messageIds.push(pending.message.id);
       pending.resolve(storedBefore ? { id: storedBefore, duplicate: true } : { id: pending.message.id, duplicate: false });
+    });
+  }
+
+  /** Starts the closed gathering workflows that hold stored messages; call it only between rounds. */
+  private startClosed(): void {
+    for (const gathering of [...this.unstarted]) {
+      if (!gathering.closed) continue;
+      this.unstarted.delete(gathering);
+      if (!gathering.messageIds.length) continue;
+      const starting = this.start(gathering);
+      this.starts.add(starting);
+      void starting.finally(() => this.starts.delete(starting));
     }
-    // A message stored before is processed by the workflow started for it then (or by the sweep).
-    const started = workflows.map((w) => ({ ...w, messageIds: w.messageIds.filter((id) => !duplicates.has(id)) })).filter((w) => w.messageIds.length > 0);
-    const starting = Promise.all(started.map((w) => this.start(w))).then(() => undefined);
-    this.starts.add(starting);
-    void starting.finally(() => this.starts.delete(starting));
   }
 
   private async start(w: { projectId: string; workflowId: string; messageIds: string[] }): Promise<void> {

@@ -68,6 +68,30 @@ afterAll(async () => {
 });
 
 describe('mail in', () => {
+  it('gathers messages arriving one after another into a few processing workflows, and processes every one', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const sender = senderDomain();
+    const mailer = transport();
+    // One at a time, each after the previous 250: every reception round holds one message.
+    const startedAt = Date.now();
+    for (let i = 0; i < 12; i++) {
+      const info = await mailer.sendMail({ from: `bob@${sender.domain}`, to: `inbox@${domain}`, subject: `One of twelve #${i}`, text: `Message ${i}` });
+      expect(info.response).toMatch(/^250 /);
+    }
+    const sendingMs = Date.now() - startedAt;
+    const emails = await inboundEmails(project, 12);
+    const rows = await stack.orm.em
+      .fork()
+      .execute<Array<{ workflows: number }>>(
+        `select count(distinct m.workflow_id)::int as workflows from inbound_messages m join emails e on e.inbound_message_id = m.id where e.id = any(?::uuid[])`,
+        [`{${emails.map((e) => e.id).join(',')}}`],
+      );
+    // A workflow gathers a project's messages for 250 ms: at most one per 250 ms the sending
+    // took, and one more for the window open when it began (a workflow per round would be 12).
+    expect(rows[0].workflows).toBeGreaterThanOrEqual(1);
+    expect(rows[0].workflows).toBeLessThanOrEqual(Math.ceil(sendingMs / 250) + 1);
+  });
+
   it('GET /config reports the inbound listener', async () => {
     expect((await stack.http.get('/config')).body.inbound).toBe(true);
   });
