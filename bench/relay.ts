@@ -183,6 +183,13 @@ async function main() {
 
     const sorted = [...latencies].sort((a, b) => a - b);
     const accepted = atLoadEnd.accepted - start.accepted;
+    // How the accepted emails were grouped into delivery workflows (each one a start and its tasks on Temporal).
+    const [grouping] = await orm.em
+      .fork()
+      .execute<Array<{ workflows: number }>>(
+        `select count(distinct delivery_workflow_id)::int as workflows from emails where project_id = ? and delivery_workflow_id is not null`,
+        [project.id],
+      );
     printFigures(`SMTP relay, ${rate} messages/s offered, ${connections} authenticated connections, ${duration} s`, {
       'messages submitted': latencies.length,
       'accepted messages/s (mean)': Math.round(accepted / loadSeconds),
@@ -196,6 +203,7 @@ async function main() {
       'seconds to drain it': drainSeconds.toFixed(1),
       'delivered/s overall (load + drain)': Math.round((drained.sent - start.sent) / (loadSeconds + drainSeconds)),
       'messages the sink received': sink.received - sinkAtStart.received,
+      'delivery workflows (emails per one)': `${grouping.workflows} (${(accepted / Math.max(1, grouping.workflows)).toFixed(1)})`,
     });
     for (const [text, count] of errors) console.log(`  error ×${count}: ${text}`);
   } finally {
