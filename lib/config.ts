@@ -55,6 +55,8 @@ const envSchema = z.object({
   SMTP_LISTEN_HOST: z.string().min(1).optional(),
   SMTP_TLS_CERT: z.string().min(1).optional(),
   SMTP_TLS_KEY: z.string().min(1).optional(),
+  // RFC 5321 4.5.3.2: a server waits at least 5 minutes for a client's next command.
+  SMTP_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(60),
   INBOUND_MAX_BYTES: z.coerce.number().int().min(1024).max(1_073_741_824).default(10_485_760),
   INBOUND_MX_HOST: z
     .string()
@@ -264,6 +266,8 @@ export interface SmtpListenerSettings {
   host: string | undefined;
   /** SMTP_TLS_CERT / SMTP_TLS_KEY (PEM files): both listeners offer STARTTLS when set. */
   tls: { certFile: string; keyFile: string } | null;
+  /** SMTP_IDLE_TIMEOUT_SECONDS: a client of either listener silent this long (while the server waits for it) is answered 421 and disconnected. */
+  idleTimeoutSeconds: number;
   /** INBOUND_MAX_BYTES: the largest message the inbound listener takes (advertised with SIZE). */
   inboundMaxBytes: number;
   /** INBOUND_MX_HOST: when set, domains list MX and return-path records and outbound mail's envelope sender is the return path. */
@@ -376,6 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       submissionPort: e.SUBMISSION_SMTP_PORT,
       host: e.SMTP_LISTEN_HOST,
       tls: e.SMTP_TLS_CERT && e.SMTP_TLS_KEY ? { certFile: e.SMTP_TLS_CERT, keyFile: e.SMTP_TLS_KEY } : null,
+      idleTimeoutSeconds: e.SMTP_IDLE_TIMEOUT_SECONDS,
       inboundMaxBytes: e.INBOUND_MAX_BYTES,
       inboundMxHost: e.INBOUND_MX_HOST ?? null,
       returnPathSubdomain: e.RETURN_PATH_SUBDOMAIN.toLowerCase(),

@@ -1,4 +1,3 @@
-import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { SmtpListenerSettings } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
 import { MAX_INBOUND_RECIPIENTS } from '../../services/inbound/inboundRecipients';
@@ -14,7 +13,7 @@ import { smtpReply, startSmtpListener, type RunningSmtpListener } from './smtpLi
  */
 export async function startInboundSmtp(
   port: number,
-  settings: Pick<SmtpListenerSettings, 'host' | 'tls' | 'inboundMaxBytes'>,
+  settings: Pick<SmtpListenerSettings, 'host' | 'tls' | 'idleTimeoutSeconds' | 'inboundMaxBytes'>,
   services: InboundServices,
   logger: Logger,
 ): Promise<RunningSmtpListener> {
@@ -27,8 +26,9 @@ export async function startInboundSmtp(
     port,
     settings,
     {
+      // Attachments are part of the message: this bounds them too.
+      maxBytes: settings.inboundMaxBytes,
       options: {
-        size: settings.inboundMaxBytes,
         authOptional: true,
         disabledCommands: settings.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
       },
@@ -54,38 +54,22 @@ export async function startInboundSmtp(
           },
         );
       },
-      onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        // Past the limit the rest is read and dropped: the message is never held whole.
-        stream.on('data', (chunk: Buffer) => {
-          if (stream.sizeExceeded || size + chunk.length > settings.inboundMaxBytes) return;
-          chunks.push(chunk);
-          size += chunk.length;
-        });
-        stream.on('error', (err) => callback(err));
-        stream.on('end', () => {
-          if (stream.sizeExceeded || size > settings.inboundMaxBytes) {
-            return callback(smtpReply(552, `5.3.4 Message too big: at most ${settings.inboundMaxBytes} bytes`));
-          }
-          const recipients = accepted.get(session.id) ?? [];
-          accepted.delete(session.id);
-          const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-          services.reception
-            .store(Buffer.concat(chunks, size), {
-              mailFrom,
-              recipients,
-              remoteAddress: session.remoteAddress,
-              helo: session.hostNameAppearsAs ?? '',
-            })
-            .then(
-              ({ id }) => callback(null, `2.0.0 Ok: queued as ${id}`),
-              (err: unknown) => {
-                log.error({ err }, 'inbound smtp: could not store a message');
-                callback(smtpReply(451, '4.3.0 Could not store the message; try again later'));
-              },
-            );
-        });
+      async onMessage(raw, session) {
+        const recipients = accepted.get(session.id) ?? [];
+        accepted.delete(session.id);
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        try {
+          const { id } = await services.reception.store(raw, {
+            mailFrom,
+            recipients,
+            remoteAddress: session.remoteAddress,
+            helo: session.hostNameAppearsAs ?? '',
+          });
+          return `2.0.0 Ok: queued as ${id}`;
+        } catch (err) {
+          log.error({ err }, 'inbound smtp: could not store a message');
+          throw smtpReply(451, '4.3.0 Could not store the message; try again later');
+        }
       },
       onClose(session) {
         accepted.delete(session.id);

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import type { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import type { SMTPServerAuthentication, SMTPServerSession } from 'smtp-server';
 import type { ApiDeps } from '../state';
@@ -62,20 +61,6 @@ const userOf = (session: SMTPServerSession): RelayUser | undefined => session.us
 function disabledReply(project: Pick<Project, 'disabled' | 'disabledReason'>) {
   const reason = project.disabledReason === 'PAYMENT_FAILED' ? 'its last payment failed' : 'it was disabled';
   return smtpReply(550, `5.7.1 This project is disabled: ${reason}`);
-}
-
-/** Reads the DATA stream up to `maxBytes`, then only counts what is left (never buffers past the limit). */
-function readMessage(stream: Readable, maxBytes: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    stream.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= maxBytes) chunks.push(chunk);
-    });
-    stream.on('error', reject);
-    stream.on('end', () => resolve(bytes > maxBytes || (stream as Readable & { sizeExceeded?: boolean }).sizeExceeded ? null : Buffer.concat(chunks)));
-  });
 }
 
 /** The idempotency key of a Message-ID (one per project, shared with the HTTP keys' store). */
@@ -236,9 +221,7 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
     return smtpReply(451, '4.3.0 Local error while queueing the message; nothing was sent. Try again shortly');
   }
 
-  async function accept(stream: Readable, session: SMTPServerSession): Promise<string> {
-    const raw = await readMessage(stream, maxBytes);
-    if (!raw) throw smtpReply(552, `5.3.4 The message is larger than ${maxBytes} bytes`);
+  async function accept(raw: Buffer, session: SMTPServerSession): Promise<string> {
     const user = userOf(session);
     if (!user) throw smtpReply(530, '5.7.0 Authentication required');
     const read = await readSubmittedMessage(raw, { attachmentsMaxBytes: config.attachmentsMaxBytes });
@@ -267,8 +250,8 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
       allowInsecureAuth: true,
       // MAIL is refused in onMailFrom with the contract's 530 5.7.0.
       authOptional: true,
-      size: maxBytes,
     },
+    maxBytes,
     onAuth(auth, session, callback) {
       if (auth.method !== 'PLAIN' && auth.method !== 'LOGIN') return callback(smtpReply(504, '5.5.4 Use AUTH PLAIN or AUTH LOGIN'));
       authenticate(auth, session).then(
@@ -294,15 +277,6 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
       }
       callback();
     },
-    onData(stream, session, callback) {
-      accept(stream, session).then(
-        (reply) => callback(null, reply),
-        (err: unknown) => {
-          // The stream must be read to its end before the reply (smtp-server waits for it).
-          stream.resume();
-          callback(err as Error);
-        },
-      );
-    },
+    onMessage: accept,
   };
 }
