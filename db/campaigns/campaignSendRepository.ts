@@ -188,4 +188,65 @@ export const campaignSendRepository = {
       [campaignId],
     );
   },
+
+  /**
+   * Ends a campaign's claims on emails recorded claimed (insertMany's `claimedBy`) that no
+   * delivery can have handed over: once the send has ended (the campaign no longer SENDING, read
+   * as committed before this statement began), each batch owner's untouched claims (SENDING,
+   * first attempt, never claimed again) after its first `waveSize` ones in contact order are
+   * withdrawn like unattempted emails. A batch hands its emails over in contact order, one wave
+   * at a time, so those first ones hold the wave a batch may have had in flight (kept SENDING, as
+   * a claimed wave in flight was before); a batch still running reads that the send ended before
+   * its next wave. Run after the end of the send is committed, not in its transaction: a batch
+   * reading the campaign still SENDING may hand over its next wave, and this must see that wave as
+   * the first one still held. Safe to repeat.
+   */
+  async withdrawUnsentClaims(em: EntityManager, campaignId: string, owners: string, waveSize: number): Promise<number> {
+    const [row] = await em.execute(
+      `with held as (
+         select id, row_number() over (partition by claimed_by order by contact_id) as n
+         from emails
+         where campaign_id = ? and status = 'SENDING' and attempts = 1 and claimed_by like ?
+       ),
+       withdrawn as (
+         delete from emails e using held h
+         where e.id = h.id and h.n > ? and e.status = 'SENDING' and e.attempts = 1
+           and (select status from campaigns where id = ?) is distinct from 'SENDING'
+         returning e.project_id, e.source, e.created_at
+       ),
+       released as (${usageCaps.releaseSql('withdrawn')})
+       select count(*)::int as n from withdrawn`,
+      [campaignId, owners, waveSize, campaignId],
+    );
+    return row.n as number;
+  },
+
+  /**
+   * Lets go of emails a batch recorded claimed and stopped before handing over (still held by
+   * `owner`, never claimed again). With the send ended they are withdrawn (see
+   * withdrawUnattempted); while the campaign is still SENDING (the batch's run went away) they go
+   * back to QUEUED and unattempted, as they were before a claim. The campaign's row is read
+   * locked, so an end of the send committing meanwhile is seen here, or sees these as QUEUED.
+   */
+  async releaseNotHandedOver(em: EntityManager, campaignId: string, owner: string, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await em.transactional(async (tx) => {
+      const [campaign] = await tx.execute(`select status from campaigns where id = ? for share`, [campaignId]);
+      const params = [`{${ids.join(',')}}`, owner];
+      const ours = `id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ? and attempts = 1`;
+      if (campaign?.status === 'SENDING') {
+        await tx.execute(
+          `update emails set status = 'QUEUED', attempts = 0, claimed_by = null, claimed_until = null, updated_at = now() where ${ours}`,
+          params,
+        );
+        return;
+      }
+      await tx.execute(
+        `with withdrawn as (delete from emails where ${ours} returning project_id, source, created_at),
+         released as (${usageCaps.releaseSql('withdrawn')})
+         select 1`,
+        params,
+      );
+    });
+  },
 };

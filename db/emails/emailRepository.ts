@@ -147,49 +147,45 @@ export function toEmail(row: Record<string, any>): EmailRow {
   };
 }
 
-/** Takes the emails a delivery attempt may send (see `claimForDelivery`), answering `returning`. */
-async function claim(em: EntityManager, ids: string[], owner: string, holdSeconds: number, returning: '*' | 'id, attempts'): Promise<Record<string, any>[]> {
-  if (!ids.length) return [];
-  return em.execute(
-    `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
-       claimed_until = now() + make_interval(secs => ?), updated_at = now()
-     where id = any(?::uuid[])
-       and (status = 'QUEUED' or (status = 'SENDING' and (claimed_by = ? or claimed_until < now())))
-     returning ${returning}`,
-    [owner, holdSeconds, `{${ids.join(',')}}`, owner],
-  );
-}
-
 export const emailRepository = {
   /**
    * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
    * email whose (campaign, contact) is already recorded is left out rather than refused: a
    * repeated campaign batch records nothing twice. With `skipExistingIds`, an email whose id is
    * already recorded is left out: a workflow step derives its email's id from its position, so a
-   * repeated step finds its email instead of recording another. Answers the ids it recorded.
+   * repeated step finds its email instead of recording another. With `claimedBy`, the QUEUED
+   * ones are recorded already claimed by that delivery, as `claimForDelivery` would leave them
+   * (SENDING, first attempt, held for `holdSeconds`): the delivery that follows in the same
+   * activity sends them without writing each row again. Answers the ids it recorded.
    */
   async insertMany(
     em: EntityManager,
     emails: NewEmail[],
-    options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean } = {},
+    options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean; claimedBy?: { owner: string; holdSeconds: number } } = {},
   ): Promise<string[]> {
     if (!emails.length) return [];
+    const claim = options.claimedBy;
     // Bound, not quoted into the SQL: the rows carry every email's HTML and text.
     const inserted = await executeBound<{ id: string }>(
       em,
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
          from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
-         message_id, delivery_workflow_id)
+         message_id, delivery_workflow_id, attempts, claimed_by, claimed_until)
        select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
-         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
-         message_id, delivery_workflow_id
-       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id,
+         case when claimed then 'SENDING' else status end, error, message_id, delivery_workflow_id,
+         case when claimed then 1 else 0 end, case when claimed then ?::text end,
+         case when claimed then now() + make_interval(secs => ?::int) end
+       from (select *, ?::boolean and status = 'QUEUED' as claimed from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
          to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
-         message_id text, delivery_workflow_id text)
+         message_id text, delivery_workflow_id text)) r
        ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
       [
+        claim?.owner ?? null,
+        claim?.holdSeconds ?? 0,
+        claim !== undefined,
         JSON.stringify(
           emails.map((e) => ({
             id: e.id,
@@ -293,18 +289,28 @@ export const emailRepository = {
    * alone, so a delivery repeated by Temporal never sends an email twice once it is recorded.
    */
   async claimForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<EmailRow[]> {
-    const rows = await claim(em, ids, owner, holdSeconds, '*');
+    if (!ids.length) return [];
+    const rows = await em.execute(
+      `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
+         claimed_until = now() + make_interval(secs => ?), updated_at = now()
+       where id = any(?::uuid[])
+         and (status = 'QUEUED' or (status = 'SENDING' and (claimed_by = ? or claimed_until < now())))
+       returning *`,
+      [owner, holdSeconds, `{${ids.join(',')}}`, owner],
+    );
     return rows.map(toEmail);
   },
 
   /**
-   * The same claim for emails whose content the caller holds already (it recorded them a moment
-   * ago): answers only which were claimed and their attempt, so the rows' HTML and text are not
-   * read back, decompressed and sent over the connection again.
+   * Which of these emails `owner` still holds (SENDING under its claim): for emails recorded
+   * already claimed (insertMany's `claimedBy`), read before each wave is handed over, as the claim
+   * would find them, so an email withdrawn or deleted meanwhile (its contact deleted) is not sent.
+   * A read: the rows are not written again.
    */
-  async claimKnownForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<Array<{ id: string; attempts: number }>> {
-    const rows = await claim(em, ids, owner, holdSeconds, 'id, attempts');
-    return rows.map((r) => ({ id: r.id as string, attempts: r.attempts as number }));
+  async heldBy(em: EntityManager, ids: string[], owner: string): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await em.execute(`select id from emails where id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ?`, [`{${ids.join(',')}}`, owner]);
+    return new Set(rows.map((r: any) => r.id as string));
   },
 
   /**

@@ -4,10 +4,11 @@ import { campaignSendRepository } from '../../db/campaigns/campaignSendRepositor
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 import { domainRepository } from '../../db/domains/domainRepository';
 import { usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
-import { deliverRecordedEmails, type DeliveryServices } from '../sending/recordedEmailDelivery';
+import { CLAIM_HOLD_SECONDS, deliverRecordedEmails, type DeliveryServices } from '../sending/recordedEmailDelivery';
 import { composeEmail } from '../sending/emailComposer';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 import { campaignStatus } from './campaignStatus';
+import { CAMPAIGN_WAVE, campaignBatchOwner } from './campaignBatchClaims';
 
 export interface CampaignBatchResult {
   /** The campaign is no longer SENDING (cancelled, deleted, stopped because its project was disabled): stop. */
@@ -37,16 +38,11 @@ export interface CampaignBatchControl {
 }
 
 /**
- * Emails a campaign batch hands to the transport at once. Larger than a transactional wave: a
- * campaign's throughput comes from it, and a worker killed mid-batch can repeat only this many.
- */
-const CAMPAIGN_WAVE = 25;
-
-/**
  * One batch of the audience, from `afterContactId` on: renders and records one email per
  * recipient (the unique (campaign, contact) key makes a repeated batch find the emails it
- * recorded before instead of recording more), then delivers them through the one delivery
- * path. Stops at once when the campaign is no longer SENDING, and between waves when its
+ * recorded before instead of recording more), recorded already claimed by the batch's own
+ * delivery (one row version fewer per email than claiming them afterwards), then delivers them
+ * through the one delivery path; a repeated attempt takes over its claims under the same owner. Stops at once when the campaign is no longer SENDING, and between waves when its
  * project is disabled: then the batch ends the send itself (CANCELLED with the reason), so
  * every running batch sees the campaign is no longer SENDING.
  */
@@ -100,10 +96,13 @@ export async function sendCampaignBatch(
         deliveryWorkflowId: campaignWorkflowId(campaign.id),
       }).email,
   );
+  const owner = campaignBatchOwner(campaign.id, input.afterContactId);
   // Recorded and counted against the campaigns cap together: a batch the cap cuts short keeps
   // the first recipients it can take (in contact order) and the campaign stops after it.
   const cap = await em.transactional(async (tx) => {
-    const inserted = new Set(await emailRepository.insertMany(tx, emails, { skipExistingCampaignEmails: true }));
+    const inserted = new Set(
+      await emailRepository.insertMany(tx, emails, { skipExistingCampaignEmails: true, claimedBy: { owner, holdSeconds: CLAIM_HOLD_SECONDS } }),
+    );
     const queued = emails.filter((e) => e.status === 'QUEUED' && inserted.has(e.id)).map((e) => e.id);
     const { granted, limit } = await usageCaps.reserveUpTo(tx, campaign.projectId, 'campaigns', queued.length);
     const cut = queued.slice(granted);
@@ -121,9 +120,8 @@ export async function sendCampaignBatch(
       );
   control.heartbeat({ recorded: emailIds.length });
 
-  const owner = `campaign-${campaign.id}/${input.afterContactId ?? 'start'}`;
   let disabled: { disabledReason: string | null } | undefined;
-  const result = await deliverRecordedEmails(services, emailIds, owner, {
+  const { notHandedOver, ...result } = await deliverRecordedEmails(services, emailIds, owner, {
     recorded,
     waveSize: CAMPAIGN_WAVE,
     onWave: (done) => control.heartbeat({ done }),
@@ -137,6 +135,8 @@ export async function sendCampaignBatch(
       return send.state !== 'SENDING';
     },
   });
+  // Stopped before handing them all over: the claims it recorded and did not use are let go.
+  if (notHandedOver?.length) await campaignSendRepository.releaseNotHandedOver(orm.em.fork(), campaign.id, owner, notHandedOver);
   await campaignSendRepository.refreshSentCount(em, campaign.id);
   if (disabled) {
     await stopForDisabledProject(deps, campaign.id, campaign.projectId, disabled.disabledReason);

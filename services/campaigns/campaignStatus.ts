@@ -3,6 +3,7 @@ import type { CampaignStatus, CampaignStopReason } from '../../db/campaigns/camp
 import { campaignSendRepository } from '../../db/campaigns/campaignSendRepository';
 import { campaignStatusRepository, type CampaignTarget, type StatusColumns, type TransitionedCampaign } from '../../db/campaigns/campaignStatusRepository';
 import type { UsageCategory } from '../../db/billing/usageCaps';
+import { CAMPAIGN_WAVE, campaignBatchOwners } from './campaignBatchClaims';
 
 /**
  * Every change of a campaign's status, stated once: the states it may leave from and those it
@@ -82,13 +83,17 @@ export const campaignStatus = {
   /**
    * Ends a send from its workflow: CANCELLED (see cancel) and, in the same transaction, the
    * campaign's emails recorded but never attempted withdrawn: they were not sent and now never
-   * will be. Safe to repeat, and the withdrawal happens even when the API cancelled first.
+   * will be. Then, once that is committed, the emails its batches recorded claimed and can no
+   * longer hand over (a batch still running lets go of its own as it stops; this finds those of
+   * a batch whose worker died). Safe to repeat, and the withdrawal happens even when the API
+   * cancelled first.
    */
   async endSend(em: EntityManager, campaignId: string, stopReason: CampaignStopReason | null = null): Promise<void> {
     await em.transactional(async (tx) => {
       await campaignStatus.cancel(tx, { campaignId }, stopReason);
       await campaignSendRepository.withdrawUnattempted(tx, campaignId);
     });
+    await campaignSendRepository.withdrawUnsentClaims(em, campaignId, campaignBatchOwners(campaignId), CAMPAIGN_WAVE);
   },
 
   /** Ends a send its monthly cap stopped (see endSend), with the reason the campaign shows. */

@@ -15,6 +15,11 @@ export interface DeliveryAttemptResult {
   suppressed: number;
   /** Emails that failed temporarily: to try again after a wait. */
   retry: string[];
+  /**
+   * With `recorded`: the emails recorded claimed that this attempt stopped before handing over
+   * (`shouldStop`), still held by `owner`; their caller releases them.
+   */
+  notHandedOver?: string[];
 }
 
 export interface DeliveryServices {
@@ -27,7 +32,7 @@ export interface DeliveryServices {
 /** Emails handed to the transport at once; also how many a crash mid-attempt can send twice. */
 export const SEND_WAVE = 10;
 /** How long a claim keeps other deliveries off an email; the same owner reclaims at once. */
-const CLAIM_HOLD_SECONDS = 600;
+export const CLAIM_HOLD_SECONDS = 600;
 /**
  * How long a wave the relay has accepted waits for the database to record it. A failed
  * attempt would send the wave again when retried, so the outcomes (held in memory) wait out a
@@ -60,9 +65,10 @@ export async function deliverRecordedEmails(
      */
     justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
     /**
-     * The emails as their caller recorded them in this same activity, when it holds every one of
-     * `emailIds` (a campaign batch's first attempt): the claim then reads back only which were
-     * claimed, not each row's HTML and text.
+     * The emails as their caller recorded them in this same activity, already claimed by `owner`
+     * (insertMany's `claimedBy`), when it holds every one of `emailIds` (a campaign batch's first
+     * attempt): no claim is written; each wave reads which of them `owner` still holds, and sends
+     * those from memory. The QUEUED ones are the claimed ones (SUPPRESSED ones were not claimed).
      */
     recorded?: Map<string, NewEmail>;
   } = {},
@@ -77,13 +83,19 @@ export async function deliverRecordedEmails(
   const listeners = services.config.smtpListeners;
   const returnPathSubdomain = listeners.inboundMxHost ? listeners.returnPathSubdomain : null;
   // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
-  // untouched rather than held.
+  // untouched rather than held; emails recorded claimed that are left so are answered back.
   for (let i = 0; i < emailIds.length; i += waveSize) {
-    if (options.shouldStop && (await options.shouldStop())) break;
+    if (options.shouldStop && (await options.shouldStop())) {
+      if (options.recorded) {
+        const recorded = options.recorded;
+        result.notHandedOver = emailIds.slice(i).filter((id) => recorded.get(id)?.status === 'QUEUED');
+      }
+      break;
+    }
     const em = orm.em.fork();
     const wave = emailIds.slice(i, i + waveSize);
     const claimed = options.recorded
-      ? await claimRecorded(em, wave, owner, options.recorded)
+      ? await stillHeld(em, wave, owner, options.recorded)
       : await emailRepository.claimForDelivery(em, wave, owner, CLAIM_HOLD_SECONDS);
     if (!claimed.length) continue;
     const refusals = options.justRecorded ? new Map<string, string>() : await refusedByRecipient(em, claimed);
@@ -109,29 +121,32 @@ export async function deliverRecordedEmails(
   return result;
 }
 
-async function claimRecorded(em: ReturnType<Orm['em']['fork']>, ids: string[], owner: string, recorded: Map<string, NewEmail>): Promise<EmailRow[]> {
-  const claimed = await emailRepository.claimKnownForDelivery(em, ids, owner, CLAIM_HOLD_SECONDS);
-  return claimed.map(({ id, attempts }) => {
-    const email = recorded.get(id);
-    if (!email) throw new Error(`email ${id} was claimed as recorded by this activity, and it was not`);
-    return {
-      ...email,
-      headers: inStoredOrder(email.headers),
-      status: 'SENDING',
-      error: null,
-      providerMessageId: null,
-      attempts,
-      sentAt: null,
-      deliveredAt: null,
-      openedAt: null,
-      clickedAt: null,
-      bouncedAt: null,
-      complainedAt: null,
-      opens: 0,
-      clicks: 0,
-      createdAt: new Date(),
-    };
-  });
+/** The wave's emails recorded claimed by `owner` that it still holds, as the rows say (first attempt). */
+async function stillHeld(em: ReturnType<Orm['em']['fork']>, ids: string[], owner: string, recorded: Map<string, NewEmail>): Promise<EmailRow[]> {
+  const claimedIds = ids.filter((id) => recorded.get(id)?.status === 'QUEUED');
+  const held = await emailRepository.heldBy(em, claimedIds, owner);
+  return claimedIds
+    .filter((id) => held.has(id))
+    .map((id) => {
+      const email = recorded.get(id)!;
+      return {
+        ...email,
+        headers: inStoredOrder(email.headers),
+        status: 'SENDING',
+        error: null,
+        providerMessageId: null,
+        attempts: 1,
+        sentAt: null,
+        deliveredAt: null,
+        openedAt: null,
+        clickedAt: null,
+        bouncedAt: null,
+        complainedAt: null,
+        opens: 0,
+        clicks: 0,
+        createdAt: new Date(),
+      };
+    });
 }
 
 /**

@@ -162,6 +162,48 @@ describe('a 5,000-recipient campaign', () => {
     await killed(second);
   });
 
+  it('cancelled while its worker is dead: what was handed over keeps its row, what was not is withdrawn', async () => {
+    const { project, campaignId, recipients } = await campaignTo('abandoned');
+    smtp.slowDown(2);
+    const first = await startWorker();
+    try {
+      expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
+      await eventually(
+        () => {
+          if (deliveries('abandoned').size < 1000) throw new Error(`${deliveries('abandoned').size} delivered`);
+        },
+        120_000,
+        20,
+      );
+      await killed(first);
+    } finally {
+      smtp.slowDown(0);
+    }
+    // The batches that were running had recorded their emails claimed; nothing will run them again.
+    expect((await stack.http.post(`/campaigns/${campaignId}/cancel`, {}, { key: project.secretKey })).status).toBe(200);
+    const second = await startWorker();
+    expect(await stack.temporal.workflow.getHandle(`campaign-${campaignId}`).result()).toMatchObject({ phase: 'CANCELLED' });
+    const rows = await stack.orm.em
+      .fork()
+      .execute<Array<{ to_address: string; status: string }>>(`select to_address, status from emails where campaign_id = ?`, [campaignId]);
+    const delivered = deliveries('abandoned');
+    expect(delivered.size).toBeLessThan(recipients.length);
+    // Every recipient who got the mail keeps its email: SENT, or SENDING for the waves in flight at the kill.
+    const recorded = new Set(rows.map((r) => r.to_address));
+    expect([...delivered.keys()].filter((address) => !recorded.has(address))).toEqual([]);
+    // Nothing else stays behind: no email QUEUED, and SENDING only the waves the dead batches may
+    // have had in flight (four batches side by side, 25 a wave), not the rest of their claims.
+    expect(rows.filter((r) => r.status !== 'SENT' && r.status !== 'SENDING')).toEqual([]);
+    const sending = rows.filter((r) => r.status === 'SENDING').length;
+    expect(sending).toBeLessThanOrEqual(100);
+    expect(rows.length).toBeLessThanOrEqual(delivered.size + 100);
+    const [usage] = await stack.orm.em
+      .fork()
+      .execute(`select coalesce(sum(used), 0)::int as used from billing_usage where project_id = ? and category = 'campaigns'`, [project.id]);
+    expect(usage.used).toBe(rows.length);
+    await killed(second);
+  });
+
   it('survives a restart of the Temporal server mid-send', async () => {
     const { project, campaignId, recipients } = await campaignTo('restarted');
     smtp.slowDown(2);

@@ -100,6 +100,41 @@ describe('sending a campaign', () => {
     expect(workflow).toMatchObject({ phase: 'SENT', sent: 30, recipients: 30 });
   });
 
+  it('records each email already claimed by the batch that sends it: the outcome is the only update of its row', async () => {
+    // Every update of a campaign email, seen from the database: which row, from and to which status.
+    await sql(`create table test_campaign_email_updates (email_id uuid, old_status text, new_status text)`);
+    await sql(`create function test_note_campaign_email_updates() returns trigger language plpgsql as $fn$
+      begin
+        insert into test_campaign_email_updates select n.id, o.status, n.status from new_rows n join old_rows o on o.id = n.id where n.campaign_id is not null;
+        return null;
+      end $fn$`);
+    await sql(`create trigger test_campaign_email_updates after update on emails referencing old table as old_rows new table as new_rows
+      for each statement execute function test_note_campaign_email_updates()`);
+    try {
+      const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+      await addContacts(project, 'once', 120);
+      const campaign = await createCampaign(project, domain);
+      await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
+      await untilStatus(project, campaign.id, 'SENT');
+      const updates = await sql(
+        `select u.old_status, u.new_status, count(*)::int as n, count(distinct u.email_id)::int as emails
+         from test_campaign_email_updates u join emails e on e.id = u.email_id where e.campaign_id = ?
+         group by 1, 2 order by 1, 2`,
+        [campaign.id],
+      );
+      // Claiming them after recording them was an update each (QUEUED → SENDING) before the outcome.
+      expect(updates).toEqual([{ old_status: 'SENDING', new_status: 'SENT', n: 120, emails: 120 }]);
+      const [row] = await sql(`select count(*)::int as n, min(attempts) as min, max(attempts) as max from emails where campaign_id = ? and status = 'SENT'`, [
+        campaign.id,
+      ]);
+      expect(row).toEqual({ n: 120, min: 1, max: 1 });
+    } finally {
+      await sql(`drop trigger test_campaign_email_updates on emails`);
+      await sql(`drop function test_note_campaign_email_updates()`);
+      await sql(`drop table test_campaign_email_updates`);
+    }
+  });
+
   it("SEGMENT and FILTERED audiences: only the segment's members, only the contacts the condition matches", async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const everyone = await addContacts(project, 'aud', 6);
@@ -227,6 +262,13 @@ describe('sending a campaign', () => {
       // What was handed over stays sent: every mail that arrived is recorded SENT, and no more.
       const [{ sent }] = await sql(`select count(*)::int as sent from emails where campaign_id = ? and status = 'SENT'`, [campaign.id]);
       expect(sent).toBe(final);
+      // What was not handed over was withdrawn, as unattempted emails are, whether the batches
+      // had recorded it claimed or not: no email is left QUEUED or SENDING, and the monthly
+      // campaigns count keeps only the sent ones.
+      const statuses = await sql(`select status, count(*)::int as n from emails where campaign_id = ? group by status`, [campaign.id]);
+      expect(statuses).toEqual([{ status: 'SENT', n: final }]);
+      const [usage] = await sql(`select coalesce(sum(used), 0)::int as used from billing_usage where project_id = ? and category = 'campaigns'`, [project.id]);
+      expect(usage.used).toBe(final);
       const after = await campaignOf(project, campaign.id);
       expect(after.status).toBe('CANCELLED');
     } finally {
