@@ -128,24 +128,29 @@ function report(label: string, prefix: string, recipients: string[]) {
   return { missing, duplicates, unsubscribed: counts.get(`${prefix}-unsubscribed@example.org`) ?? 0 };
 }
 
+/** Sends the campaign through a slowed sink with a worker of its own, and SIGKILLs that worker once `after` mails arrived. */
+async function sendAndKillWorkerAfter(project: TestProject, campaignId: string, prefix: string, after: number) {
+  smtp.slowDown(2);
+  const first = await startWorker();
+  try {
+    expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
+    await eventually(
+      () => {
+        if (deliveries(prefix).size < after) throw new Error(`${deliveries(prefix).size} delivered`);
+      },
+      120_000,
+      20,
+    );
+    await killed(first);
+  } finally {
+    smtp.slowDown(0);
+  }
+}
+
 describe('a 5,000-recipient campaign', () => {
   it('survives its worker killed mid-send', async () => {
     const { project, campaignId, recipients } = await campaignTo('killed');
-    smtp.slowDown(2);
-    const first = await startWorker();
-    try {
-      expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
-      await eventually(
-        () => {
-          if (deliveries('killed').size < 1000) throw new Error(`${deliveries('killed').size} delivered`);
-        },
-        120_000,
-        20,
-      );
-      await killed(first);
-    } finally {
-      smtp.slowDown(0);
-    }
+    await sendAndKillWorkerAfter(project, campaignId, 'killed', 1000);
     expect(deliveries('killed').size).toBeLessThan(RECIPIENTS);
     const second = await startWorker();
     const campaign = await untilSent(project, campaignId);
@@ -164,21 +169,7 @@ describe('a 5,000-recipient campaign', () => {
 
   it('cancelled while its worker is dead: what was handed over keeps its row, what was not is withdrawn', async () => {
     const { project, campaignId, recipients } = await campaignTo('abandoned');
-    smtp.slowDown(2);
-    const first = await startWorker();
-    try {
-      expect((await stack.http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey })).status).toBe(200);
-      await eventually(
-        () => {
-          if (deliveries('abandoned').size < 1000) throw new Error(`${deliveries('abandoned').size} delivered`);
-        },
-        120_000,
-        20,
-      );
-      await killed(first);
-    } finally {
-      smtp.slowDown(0);
-    }
+    await sendAndKillWorkerAfter(project, campaignId, 'abandoned', 1000);
     // The batches that were running had recorded their emails claimed; nothing will run them again.
     expect((await stack.http.post(`/campaigns/${campaignId}/cancel`, {}, { key: project.secretKey })).status).toBe(200);
     const second = await startWorker();

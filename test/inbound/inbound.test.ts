@@ -3,7 +3,7 @@ import nodemailer from 'nodemailer';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { projectWithVerifiedDomain, verifyDomain } from '../support/sendingProject';
-import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
+import { accountWithProject, type TestAccount, type TestProject, setBillingLimits } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
 import { SmtpDialog, converse } from './smtpDialog';
@@ -44,14 +44,7 @@ async function inboundEmails(project: TestProject, count: number) {
   }, 60_000);
 }
 
-async function setInboundCap(account: TestAccount, project: TestProject, inbound: number | null) {
-  const res = await stack.http.put(
-    `/users/@me/projects/${project.id}/billing-limits`,
-    { transactional: null, campaigns: null, workflows: null, inbound },
-    { cookie: account.cookie },
-  );
-  expect(res.status).toBe(200);
-}
+const setInboundCap = (account: TestAccount, project: TestProject, inbound: number | null) => setBillingLimits(stack.http, account, project, { inbound });
 
 beforeAll(async () => {
   dns = await startTestDnsServer();

@@ -1,3 +1,4 @@
+import { setBillingLimits } from '../support/accounts';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -181,14 +182,7 @@ async function inboundEmails(project: TestProject) {
   return res.body.data as Array<Record<string, any>>;
 }
 
-async function setInboundCap(account: TestAccount, project: TestProject, inbound: number | null) {
-  const res = await stack.http.put(
-    `/users/@me/projects/${project.id}/billing-limits`,
-    { transactional: null, campaigns: null, workflows: null, inbound },
-    { cookie: account.cookie },
-  );
-  expect(res.status).toBe(200);
-}
+const setInboundCap = (account: TestAccount, project: TestProject, inbound: number | null) => setBillingLimits(stack.http, account, project, { inbound });
 
 describe('SES receipt notifications', () => {
   it('records a message for a verified domain as the SMTP listener does: contact, INBOUND record, email.received, activity (UTF8 and BASE64)', async () => {

@@ -6,7 +6,7 @@ import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
-import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
+import { accountWithProject, type TestAccount, type TestProject, setBillingLimits } from '../support/accounts';
 import { dkimResults, projectWithVerifiedDomain } from '../support/sendingProject';
 import { eventually } from '../support/eventually';
 import { smtpDialog, type SmtpDialog } from '../support/smtpDialog';
@@ -386,12 +386,7 @@ describe('SMTP relay (submission)', () => {
 
     it('refuses at the transactional cap and for a disabled project with 550 5.7.1 and the reason', async () => {
       const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
-      const limits = await stack.http.put(
-        `/users/@me/projects/${project.id}/billing-limits`,
-        { transactional: 1, campaigns: null, workflows: null, inbound: null },
-        { cookie: account.cookie },
-      );
-      expect(limits.status).toBe(200);
+      await setBillingLimits(stack.http, account, project, { transactional: 1 });
       const message = { from: `app@${domain}`, to: [`a-${tag()}@example.org`, `b-${tag()}@example.org`], subject: 's', text: 't' };
       await expect(relay(project.secretKey).sendMail(message)).rejects.toMatchObject({
         responseCode: 550,

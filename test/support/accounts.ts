@@ -34,3 +34,18 @@ export async function accountWithProject(http: HttpClient) {
   const project = await createProject(http, account);
   return { account, project };
 }
+
+/** Sets a project's four monthly caps (contract 17; null = no cap) as its owner would, and expects 200. */
+export async function setBillingLimits(
+  http: HttpClient,
+  account: TestAccount,
+  project: TestProject,
+  limits: { transactional?: number | null; campaigns?: number | null; workflows?: number | null; inbound?: number | null },
+): Promise<void> {
+  const res = await http.put(
+    `/users/@me/projects/${project.id}/billing-limits`,
+    { transactional: null, campaigns: null, workflows: null, inbound: null, ...limits },
+    { cookie: account.cookie },
+  );
+  if (res.status !== 200) throw new Error(`billing limits not set: ${res.status} ${res.text}`);
+}
