@@ -47,13 +47,21 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
   await runMigrations(databaseUrl);
   stops.unshift(() => dropDatabase(server, dbName));
 
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-bench-data-'));
   let temporalAddress = '127.0.0.1:1'; // the API's Temporal client is lazy; track never calls it
   if (options.worker) {
-    const temporal = await startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port: 0, uiPort: false, namespace: 'default' });
+    // BENCH_TEMPORAL_DB_FILE=1 keeps the dev server's state in a SQLite file, as `npm start` does
+    // (DATA_DIR/temporal/temporal.sqlite), instead of in memory.
+    const temporal = await startTemporalDevServer({
+      binaryPath: ensureTemporalBinary(),
+      port: 0,
+      uiPort: false,
+      namespace: 'default',
+      ...(process.env.BENCH_TEMPORAL_DB_FILE === '1' ? { dbFilename: path.join(dataDir, 'temporal.sqlite') } : {}),
+    });
     temporalAddress = temporal.address;
     stops.unshift(temporal.stop);
   }
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-bench-data-'));
   const env = {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
