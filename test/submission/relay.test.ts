@@ -7,7 +7,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { accountWithProject, type TestAccount, type TestProject, setBillingLimits } from '../support/accounts';
-import { dkimResults, projectWithVerifiedDomain } from '../support/sendingProject';
+import { dkimResults, projectWithVerifiedDomain, verifyDomain } from '../support/sendingProject';
 import { eventually } from '../support/eventually';
 import { smtpDialog, type SmtpDialog } from '../support/smtpDialog';
 import { makeTestCertificates, type TestCertificates } from '../support/certificates';
@@ -337,6 +337,19 @@ describe('SMTP relay (submission)', () => {
         responseCode: 550,
         response: expect.stringMatching(/5\.7\.1 The domain unverified\.example is not verified/),
       });
+    });
+
+    it('lets go of the Message-ID of a message it refused: the same message is sent once its domain is verified', async () => {
+      const t = tag();
+      const domain = `late-${t}.example.com`;
+      const message = { from: `app@${domain}`, to: `late-${t}@example.org`, subject: 'Once verified', text: 'now', messageId: `<late-${t}@${domain}>` };
+      // The Message-ID is claimed side by side with the domain check; the 550 must not leave it claimed.
+      await expect(relay(sender.project.secretKey).sendMail(message)).rejects.toMatchObject({ responseCode: 550 });
+      await verifyDomain(stack, dns, sender.project, domain);
+      const info = await relay(sender.project.secretKey).sendMail(message);
+      expect(queuedIds(info.response)).toHaveLength(1);
+      const mail = await sink.waitFor((m) => m.envelopeTo.includes(`late-${t}@example.org`));
+      expect(mail).toBeTruthy();
     });
 
     it('takes at most 50 recipients: the 51st is answered 452 4.5.3 and the 50 are sent', async () => {
