@@ -36,16 +36,16 @@ export interface InboundEmailToRecord {
  * transaction that also counts the copies.
  */
 export const inboundEmailRepository = {
-  /** Which of these (message, recipient) copies of the project are recorded: keys `${inboundMessageId} ${lower(toAddress)}`. */
+  /** Which of these (message, recipient) copies of the project are recorded: keys `${inboundMessageId} ${toAddress.toLowerCase()}`. */
   async alreadyRecorded(em: EntityManager, projectId: string, copies: Array<{ inboundMessageId: string; toAddress: string }>): Promise<Set<string>> {
     if (!copies.length) return new Set();
-    const rows = await executeBound<{ key: string }>(
+    const rows = await executeBound<{ inbound_message_id: string; to_address: string }>(
       em,
-      `select e.inbound_message_id || ' ' || lower(e.to_address) as key from emails e
-       where e.project_id = ? and e.inbound_message_id = any(?::uuid[])`,
+      `select inbound_message_id, to_address from emails where project_id = ? and inbound_message_id = any(?::uuid[])`,
       [projectId, `{${[...new Set(copies.map((c) => c.inboundMessageId))].join(',')}}`],
     );
-    return new Set(rows.map((r) => r.key));
+    // Keyed in JavaScript on both sides, so the caller's key and this one fold letter case alike.
+    return new Set(rows.map((r) => `${r.inbound_message_id} ${r.to_address.toLowerCase()}`));
   },
 
   /** Records the copies not recorded yet and the events of those it recorded; answers how many it recorded and their events. */

@@ -55,7 +55,16 @@ export function replyText(text: string | null): string | null {
 }
 
 /** What an `email.received` event says of the message, the same for each of its copies: worked out once per message. */
-export type ReceivedMessageData = Pick<Record<string, unknown>, 'subject' | 'messageId' | 'attachments' | 'text' | 'replyText'>;
+export interface ReceivedMessageData {
+  subject: string;
+  /** Null when the message had no Message-ID. */
+  messageId: string | null;
+  /** How many attachments it had. */
+  attachments: number;
+  /** The text part, at most EVENT_TEXT_MAX_BYTES. */
+  text: string | null;
+  replyText: string | null;
+}
 
 export function receivedMessageData(message: Pick<ReceivedMessage, 'subject' | 'messageId' | 'attachments' | 'text'>): ReceivedMessageData {
   const text = message.text === null ? null : truncateUtf8(message.text, EVENT_TEXT_MAX_BYTES);
