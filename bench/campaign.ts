@@ -19,6 +19,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { startBenchStack, printFigures } from './support/benchStack';
 import { startSmtpSink } from './support/smtpSink';
 import { printProfileStages } from './support/cpuProfileStages';
+import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
 import { startTestDnsServer } from '../test/support/dnsServer';
@@ -89,6 +90,7 @@ async function main() {
     await sink.markStart();
     const before = sink.counts;
 
+    const cpuAtSend = cpuSnapshot();
     const startedAt = Date.now();
     const send = await http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey });
     if (send.status !== 200) throw new Error(`send answered ${send.status}: ${send.text}`);
@@ -110,6 +112,7 @@ async function main() {
         status = row.status;
       }
     }
+    const cpuAtEnd = cpuSnapshot();
     const counts = sink.counts;
     const received = counts.received - before.received;
     sentCount = received;
@@ -146,6 +149,8 @@ async function main() {
       'worker RSS at start (MB)': rssAtStart.join(' / '),
       'worker RSS peak (MB)': peak.join(' / '),
       'worker RSS at the end (MB)': (rssSamples[rssSamples.length - 1] ?? []).join(' / '),
+      // From the send call to the poll that saw the last mail (within 250 ms of it).
+      ...cpuPerUnit(cpuAtSend, cpuAtEnd, received),
     });
   } finally {
     for (const w of more) {

@@ -14,6 +14,7 @@
 import crypto from 'node:crypto';
 import autocannon from 'autocannon';
 import { startBenchStack, printFigures } from './support/benchStack';
+import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { startSmtpSink } from './support/smtpSink';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
@@ -94,6 +95,7 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
         () => undefined,
       ); // an unthrottled load can keep the sampler from a connection for a second: skip that sample
     }, 1000);
+    const cpuAtStart = cpuSnapshot();
     const result = await autocannon({
       url: `${stack.apiUrl}/v1/send`,
       connections: 50,
@@ -104,6 +106,7 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
       requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }],
     });
     const loadEnded = Date.now();
+    const cpuAtLoadEnd = cpuSnapshot();
     const atLoadEnd = await counts();
     let drained = atLoadEnd;
     while (drained.sent < drained.accepted && Date.now() - loadEnded < 120_000) {
@@ -144,6 +147,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
         'of them to a recipient seen before': sink.counts.duplicates - sinkAtStart.duplicates,
         'delivery workflows started': workflows,
         'emails per delivery workflow': (accepted / Math.max(1, workflows)).toFixed(1),
+        // During the load, per accepted send (delivery running beside it is counted too).
+        ...Object.fromEntries(Object.entries(cpuPerUnit(cpuAtStart, cpuAtLoadEnd, accepted)).map(([k, v]) => [k.replace('per mail', 'per send'), v])),
       },
     );
     const sample = sink.sample('Subject: Order');
