@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { startBenchStack, printFigures } from './support/benchStack';
+import { startBenchStack, printFigures, servicesFrom } from './support/benchStack';
 import { startSmtpSink } from './support/smtpSink';
 import { printProfileStages } from './support/cpuProfileStages';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
@@ -46,10 +46,12 @@ async function main() {
   const stack = await startBenchStack({ worker: true, env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
   const more = [];
   for (let i = 0; i < extraWorkers; i++) {
-    const w = spawnService('worker/main.ts', { ...stack.env, SMTP_URL: sink.url, DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' }, [
-      '--max-old-space-size=384',
-      '--max-semi-space-size=2',
-    ]);
+    const w = spawnService(
+      'worker/main.ts',
+      { ...stack.env, SMTP_URL: sink.url, DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' },
+      ['--max-old-space-size=384', '--max-semi-space-size=2'],
+      servicesFrom,
+    );
     more.push(w);
   }
   const orm = await createOrm(stack.databaseUrl);

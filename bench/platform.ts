@@ -16,7 +16,7 @@ import http2 from 'node:http2';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import path from 'node:path';
-import { startBenchStack, printFigures, type BenchStack } from './support/benchStack';
+import { startBenchStack, printFigures, servicesFrom, type BenchStack } from './support/benchStack';
 import { startTemporalDevServer, type TemporalDevServer } from '../launcher/temporalDevServer';
 import { findFreePort } from '../lib/freePort';
 import { spawnApi, type ChildService } from '../test/support/processes';
@@ -232,7 +232,7 @@ async function statementCounts(api: ChildService): Promise<Record<string, number
 
 async function statementsSection(stack: BenchStack, figures: Record<string, string | number>) {
   const counter = path.join(__dirname, 'support', 'countStatements.cjs');
-  const api = await spawnApi({ ...stack.env, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' }, ['--require', counter]);
+  const api = await spawnApi({ ...stack.env, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0' }, ['--require', counter], servicesFrom);
   try {
     const client = new HttpClient(api.url);
     const { project: quiet } = await accountWithProject(client);
@@ -266,7 +266,7 @@ async function statementsSection(stack: BenchStack, figures: Record<string, stri
 
 async function limiterSection(stack: BenchStack, figures: Record<string, string | number>) {
   const env = { ...stack.env, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000' };
-  const apis = await Promise.all([spawnApi(env), spawnApi(env)]);
+  const apis = await Promise.all([spawnApi(env, [], servicesFrom), spawnApi(env, [], servicesFrom)]);
   try {
     const clients = apis.map((api) => new HttpClient(api.url));
     const { project } = await accountWithProject(clients[0]);

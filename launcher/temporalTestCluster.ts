@@ -13,6 +13,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import net from 'node:net';
 import { stopChildProcess } from './childProcess';
+import { projectRoot } from '../lib/codeLocation';
 
 const run = promisify(execFile);
 const READY_TIMEOUT_MS = 180_000;
@@ -116,7 +117,7 @@ clusterMetadata:
 dcRedirectionPolicy:
   policy: noop
 dynamicConfigClient:
-  filepath: "${path.resolve(__dirname, '..', 'deploy', 'temporal', 'dynamicconfig', 'development-sql.yaml')}"
+  filepath: "${path.join(projectRoot, 'deploy', 'temporal', 'dynamicconfig', 'development-sql.yaml')}"
   pollInterval: 10s
 `;
 }

@@ -4,14 +4,17 @@
  * not `npm ci`, which refuses a lock that lacks other platforms' optional binaries, as the
  * registry mirror here does not serve all of them) when node_modules is missing or older
  * than package-lock.json, then makes sure the Temporal CLI binary exists (building it once).
- * Both say what they are doing at least every 10 s. Plain CommonJS with no dependencies, since
- * it runs before node_modules exists. When everything is in place it only stats a few files.
+ * Both say what they are doing at least every 10 s. With `--build` (prestart: `npm start` runs
+ * the compiled JavaScript) it then compiles dist/ when it is missing or stale (scripts/build.cjs).
+ * Plain CommonJS with no dependencies, since it runs before node_modules exists. When everything
+ * is in place it only stats files.
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { ensureTemporalBinary } = require('./temporal-binary.cjs');
 const { formatElapsed } = require('./go-install-progress.cjs');
+const { ensureBuilt } = require('./build.cjs');
 
 const PROGRESS_INTERVAL_MS = 10_000;
 
@@ -80,6 +83,7 @@ async function ensureDependencies() {
 async function main() {
   await ensureDependencies();
   ensureTemporalBinary();
+  if (process.argv.includes('--build')) ensureBuilt();
 }
 
 main().catch((err) => {

@@ -1,4 +1,4 @@
-/** `node --import tsx scripts/migrate.ts`: applies pending migrations to DATABASE_URL (used by docker-compose). */
+/** `npm run migrate` (or, compiled, `node dist/scripts/migrate.js`): applies pending migrations to DATABASE_URL (used by docker-compose). */
 import { loadConfig, requireSetting } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { runMigrations } from '../db/migrate';

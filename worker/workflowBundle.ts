@@ -43,7 +43,8 @@ export async function workflowBundleFile(): Promise<{ codePath: string; dispose(
   if (given) return { codePath: given, dispose: () => undefined };
   const codePath = path.join(os.tmpdir(), `${BUNDLE_PREFIX}${process.pid}-${crypto.randomBytes(4).toString('hex')}.js`);
   const script = path.join(__dirname, `bundleWorkflows${path.extname(__filename)}`);
-  // The same runtime flags as this process (tsx's loader under `npm start`); TypeScript needs tsx.
+  // The same runtime flags as this process: from dist/ (`npm start`, the image) it bundles the
+  // compiled workflows; from the sources (tests, benchmarks' BENCH_FROM_SOURCES) TypeScript needs tsx.
   const loader = path.extname(__filename) === '.ts' && !process.execArgv.some((arg) => arg.includes('tsx')) ? ['--import', 'tsx'] : [];
   await promisify(execFile)(process.execPath, [...process.execArgv, ...loader, script, codePath], { maxBuffer: 16 * 1024 * 1024 });
   return { codePath, dispose: () => fs.rmSync(codePath, { force: true }) };

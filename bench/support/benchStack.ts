@@ -9,11 +9,20 @@ import { findFreePort } from '../../lib/freePort';
 import { spawnService, spawnApi, type ChildService } from '../../test/support/processes';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before the build), without types to import
+const { ensureBuilt } = require('../../scripts/build.cjs') as { ensureBuilt: () => void };
+
+/**
+ * What the API and worker processes run: the compiled JavaScript in dist/, as `npm start` and the
+ * Docker image do (the worker's memory differs: about 230 MiB idle against 290 MiB under tsx), built first
+ * when stale. BENCH_FROM_SOURCES=1 runs the TypeScript sources through tsx instead.
+ */
+export const servicesFrom: 'dist' | 'sources' = process.env.BENCH_FROM_SOURCES === '1' ? 'sources' : 'dist';
 
 /**
  * What a benchmark measures against: a fresh database (on BENCH_DATABASE_URL's server, by default
  * the machine's PostgreSQL at 127.0.0.1:5432, else an embedded one), and the API (and worker) as
- * real child processes, exactly as `npm start` runs them. The load generator runs in this process,
+ * real child processes, exactly as `npm start` runs them (servicesFrom). The load generator runs in this process,
  * on the same 2-core machine.
  */
 export interface BenchStack {
@@ -40,6 +49,7 @@ async function serverUrl(stops: Array<() => Promise<void>>): Promise<string> {
 }
 
 export async function startBenchStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<BenchStack> {
+  if (servicesFrom === 'dist') ensureBuilt();
   const stops: Array<() => Promise<void>> = [];
   const server = await serverUrl(stops);
   const dbName = `mailroom_bench_${crypto.randomBytes(4).toString('hex')}`;
@@ -81,12 +91,13 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
       'worker/main.ts',
       { ...env, LOG_LEVEL: 'info' },
       (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2').split(' ').filter(Boolean),
+      servicesFrom,
     );
     children.push(worker);
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
   }
   // BENCH_API_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", to profile the API under load.
-  const api = await spawnApi({ ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const api = await spawnApi({ ...env, LOG_LEVEL: 'info' }, (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean), servicesFrom);
   children.push(api);
   return {
     apiUrl: api.url,

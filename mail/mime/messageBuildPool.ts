@@ -27,8 +27,9 @@ export function createMessageBuilder(threads: number): MessageBuilder {
     filename: threadEntry(),
     minThreads: threads,
     maxThreads: threads,
-    // The thread's module is TypeScript when this one is (tsx in production and scripts, jest's
-    // transform in tests, which threads do not inherit): it loads through tsx then.
+    // The thread's module is JavaScript under `npm start` and in the image (dist/), TypeScript
+    // when this one is (tsx in scripts and benchmarks run from the sources, jest's transform in
+    // tests, which threads do not inherit): it loads through tsx then.
     execArgv: threadExecArgv(),
   });
   let queued: Array<{ mail: OutgoingMail; resolve(message: BuiltMessage): void; reject(err: Error): void }> = [];
@@ -57,7 +58,7 @@ function threadEntry(): string {
 }
 
 /**
- * The loaders this process runs with (tsx's, under `npm start`), which the thread needs to load
+ * The loaders this process runs with (tsx's, when it runs from the sources), which the thread needs to load
  * TypeScript; V8 and process flags (heap limits, profiling) are not allowed on a thread.
  */
 function threadExecArgv(): string[] {

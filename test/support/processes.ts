@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { moduleArgs } from '../../lib/codeLocation';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -16,9 +17,17 @@ export interface ChildService {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Runs `api/main.ts` or `worker/main.ts` as a real child process, as `npm start` does. */
-export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Record<string, string>, nodeArgs: string[] = []): ChildService {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+/**
+ * Runs `api/main.ts` or `worker/main.ts` as a real child process, as `npm start` does: from the
+ * sources through tsx, or (`from: 'dist'`, the benchmarks) the compiled JavaScript `npm start` runs.
+ */
+export function spawnService(
+  entry: 'api/main.ts' | 'worker/main.ts',
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  from: 'sources' | 'dist' = 'sources',
+): ChildService {
+  const child = spawn(process.execPath, [...nodeArgs, ...moduleArgs(entry.replace(/\.ts$/, ''), from)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -71,8 +80,12 @@ export function spawnService(entry: 'api/main.ts' | 'worker/main.ts', env: Recor
 }
 
 /** Starts an API process and returns its base URL once it listens. */
-export async function spawnApi(env: Record<string, string>, nodeArgs: string[] = []): Promise<ChildService & { url: string }> {
-  const service = spawnService('api/main.ts', env, nodeArgs);
+export async function spawnApi(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  from: 'sources' | 'dist' = 'sources',
+): Promise<ChildService & { url: string }> {
+  const service = spawnService('api/main.ts', env, nodeArgs, from);
   const line = await service
     .waitForLine((l) => l.msg === 'api listening')
     .catch((err) => {
