@@ -6,6 +6,7 @@
  *
  *   node --import tsx bench/campaign.ts [contacts=20000] [workers=1]
  *   BENCH_PROFILE=1 …   also profiles the worker and prints where its CPU went per message, by stage
+ *   BENCH_SETUP_SQL="…" runs these statements on the bench database before the send (experiments)
  *
  * The campaign is MARKETING (so the unsubscribe footer and List-Unsubscribe apply), its subject and
  * body personalised, with two tracked links and the open pixel, from a verified domain, so every
@@ -73,6 +74,8 @@ async function main() {
       [project.id, contacts],
     );
     await orm.em.fork().execute('vacuum analyze contacts');
+    // For experiments on what the database's share costs, e.g. "drop index events_project_seq_index".
+    if (process.env.BENCH_SETUP_SQL) await orm.em.fork().execute(process.env.BENCH_SETUP_SQL);
     const created = await http.post(
       '/campaigns',
       {
@@ -105,7 +108,7 @@ async function main() {
       rssSamples.push(pids.map(rssMb));
       if (tick % 4 === 0) {
         const now = sink.counts.received - before.received;
-        if (tick % 20 === 0 || now === lastReceived)
+        if (tick % (process.env.BENCH_TIMELINE_EVERY_SECOND ? 4 : 20) === 0 || now === lastReceived)
           timeline.push(
             `${String(tick / 4).padStart(4)} s  delivered ${String(now).padStart(7)}  (+${now - lastReceived}/s)  worker RSS ${rssSamples[rssSamples.length - 1].join(' / ')} MB`,
           );

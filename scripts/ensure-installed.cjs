@@ -57,8 +57,11 @@ async function ensureDependencies() {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   // npm_execpath points at the npm that is running us (via `npm start`/`npm test`); prefer it.
   const npmCli = process.env.npm_execpath;
+  // Dev dependencies too, even where NODE_ENV=production: typescript compiles dist/, which npm start runs.
   const [command, args] =
-    npmCli && /npm-cli\.js$/.test(npmCli) ? [process.execPath, [npmCli, 'install', '--no-audit', '--no-fund']] : [npm, ['install', '--no-audit', '--no-fund']];
+    npmCli && /npm-cli\.js$/.test(npmCli)
+      ? [process.execPath, [npmCli, 'install', '--include=dev', '--no-audit', '--no-fund']]
+      : [npm, ['install', '--include=dev', '--no-audit', '--no-fund']];
   const startedAt = Date.now();
   const progress = setInterval(() => {
     process.stderr.write(
