@@ -108,6 +108,12 @@ export const segmentRepository = {
     return rows.length ? toSegment(rows[0]) : null;
   },
 
+  /** The segment as committed, share-locked until the transaction ends, while it is still a tracked dynamic segment. */
+  async lockTracked(em: EntityManager, segmentId: string): Promise<SegmentRow | null> {
+    const [row] = await em.execute(`select * from segments where id = ? and type = 'DYNAMIC' and track_membership for share`, [segmentId]);
+    return row ? toSegment(row) : null;
+  },
+
   async listTracked(em: EntityManager, projectId: string): Promise<SegmentRow[]> {
     const rows = await em.execute(`select * from segments where project_id = ? and type = 'DYNAMIC' and track_membership order by id`, [projectId]);
     return rows.map(toSegment);

@@ -83,12 +83,20 @@ export class TrackedSegmentUpdates {
       const all = [...ids];
       for (let i = 0; i < all.length; i += BATCH) {
         const batch = all.slice(i, i + BATCH);
-        for (const segment of segments) {
+        for (const listed of segments) {
           try {
-            const result = await reconcileTrackedSegment(em, asTracked(segment), { kind: 'contacts', ids: batch }, { emitEvents: true });
-            if (result.events.length) await this.triggers.afterEventsRecorded(projectId, result.events);
+            // The segment is read again under a share lock, in the transaction that moves its
+            // members: a condition change (PATCH, which updates the row and moves every member in
+            // one transaction) either waits for this batch, then corrects it, or has committed, and
+            // this batch uses its new condition. Reconciling with the condition listed above could
+            // re-add members the change just moved out.
+            const result = await em.transactional(async (tx) => {
+              const segment = await segmentRepository.lockTracked(tx, listed.id);
+              return segment ? reconcileTrackedSegment(tx, asTracked(segment), { kind: 'contacts', ids: batch }, { emitEvents: true }) : null;
+            });
+            if (result?.events.length) await this.triggers.afterEventsRecorded(projectId, result.events);
           } catch (err) {
-            this.logger.error({ err, projectId, segmentId: segment.id }, 'tracked segments: could not update members');
+            this.logger.error({ err, projectId, segmentId: listed.id }, 'tracked segments: could not update members');
           }
         }
       }
