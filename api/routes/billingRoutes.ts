@@ -42,6 +42,8 @@ export function billingRoutes(deps: ApiDeps) {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
     const limits = parseBody(limitsBody, ctx.request.body);
     await usageCaps.setLimits(ctx.state.em, project.id, limits);
+    // This process's sends read the new caps at once (others within a second; see CapUsageLookup).
+    deps.capUsage.forget(project.id);
     ctx.body = await limitsReport(ctx, project.id);
   });
 

@@ -3,12 +3,22 @@ import { CoalescedLookup } from '../../lib/coalescedLookup';
 import { usageCaps, type CategoryUsage, type UsageCategory } from '../../db/billing/usageCaps';
 
 /**
+ * How long an answer that a project has no cap in a category is taken as still true. Most projects
+ * have none, and the send path asked for every send: one round trip of the few a send waits on.
+ */
+const NO_CAP_REMEMBERED_MS = 1_000;
+
+/**
  * A category's cap and this month's count, as the send path reads them to refuse a send the cap
  * clearly cannot take before anything is written. Concurrent sends of one project share the read
- * (lib/coalescedLookup.ts); the reservation in the recording transaction is what decides.
+ * (lib/coalescedLookup.ts); the reservation in the recording transaction is what decides, so an
+ * answer of "no cap" is remembered for a second: a cap set within that second on another API
+ * process is still enforced by the reservation (402, nothing sent), only the contacts of the
+ * refused send may already have been written.
  */
 export class CapUsageLookup {
   private readonly lookup: CoalescedLookup<CategoryUsage>;
+  private readonly noCapUntil = new Map<string, number>();
 
   constructor(orm: Orm) {
     this.lookup = new CoalescedLookup((key) => {
@@ -17,7 +27,18 @@ export class CapUsageLookup {
     });
   }
 
-  current(projectId: string, category: UsageCategory): Promise<CategoryUsage> {
-    return this.lookup.get(`${projectId}\u0000${category}`);
+  async current(projectId: string, category: UsageCategory): Promise<CategoryUsage> {
+    const key = `${projectId}\u0000${category}`;
+    const until = this.noCapUntil.get(key);
+    if (until !== undefined && until > Date.now()) return { limit: null, usage: 0 };
+    const answer = await this.lookup.get(key);
+    if (answer.limit === null) this.noCapUntil.set(key, Date.now() + NO_CAP_REMEMBERED_MS);
+    else this.noCapUntil.delete(key);
+    return answer;
+  }
+
+  /** A cap of the project was just set here: the next send reads it. */
+  forget(projectId: string): void {
+    for (const key of this.noCapUntil.keys()) if (key.startsWith(`${projectId}\u0000`)) this.noCapUntil.delete(key);
   }
 }

@@ -140,6 +140,19 @@ describe('the transactional cap', () => {
     expect((await send(project, domain, `d-${t}@example.org`)).status).toBe(200);
   });
 
+  it('applies a cap set right after sends without one: the next send is refused before its contact is written', async () => {
+    // Sends of a project without a cap remember that answer for a moment (CapUsageLookup); setting a
+    // cap through this API must end that at once.
+    const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const t = tag();
+    expect((await send(project, domain, `a-${t}@example.org`)).status).toBe(200);
+    expect((await setLimits(account, project, { transactional: 1 })).status).toBe(200);
+    const over = await send(project, domain, `b-${t}@example.org`);
+    expect(over.status).toBe(402);
+    expect(over.body.error.details).toMatchObject({ category: 'transactional', limit: 1, usage: 1 });
+    expect(await sql(`select 1 from contacts where project_id = ? and email = ?`, [project.id, `b-${t}@example.org`])).toHaveLength(0);
+  });
+
   it('refuses a multi-recipient send that would pass the cap as a whole: none of its recipients is recorded', async () => {
     const { account, project, domain } = await projectWithVerifiedDomain(stack, dns);
     await setLimits(account, project, { transactional: 5 });
