@@ -66,22 +66,22 @@ function isUpToDate() {
   return built >= newestInput();
 }
 
-/** Runs tsc on tsconfig.build.json; exits this process with tsc's errors when it fails. */
+/**
+ * Runs tsc on tsconfig.build.json. Throws when it cannot (TypeScript missing, or a type error, whose
+ * messages tsc has printed): callers are `npm start`'s prestart (ensure-installed.cjs, which stops
+ * the start with the message), the benchmarks, and `npm run build` below.
+ */
 function build() {
   const startedAt = new Date();
   let tsc;
   try {
     tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
   } catch {
-    process.stderr.write('[mailroom] TypeScript is not installed, so dist/ cannot be built: run `npm install` (dev dependencies included).\n');
-    process.exit(1);
+    throw new Error('TypeScript is not installed, so dist/ cannot be built: run `npm install` (dev dependencies included).');
   }
   process.stderr.write('[mailroom] Compiling TypeScript into dist/ (tsc, up to about 20 s)...\n');
   const result = spawnSync(process.execPath, [tsc, '-p', TSCONFIG], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (result.status !== 0) {
-    process.stderr.write(`[mailroom] Compiling failed (tsc exit ${result.status ?? result.signal}); dist/ is unchanged.\n`);
-    process.exit(result.status || 1);
-  }
+  if (result.status !== 0) throw new Error(`Compiling failed (tsc exit ${result.status ?? result.signal}, its errors above); dist/ is unchanged.`);
   fs.writeFileSync(STAMP, '');
   fs.utimesSync(STAMP, startedAt, startedAt);
   process.stderr.write(`[mailroom] Compiled in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)} s.\n`);
@@ -94,4 +94,11 @@ function ensureBuilt() {
 
 module.exports = { ensureBuilt, build };
 
-if (require.main === module) build();
+if (require.main === module) {
+  try {
+    build();
+  } catch (err) {
+    process.stderr.write(`[mailroom] ${err.message}\n`);
+    process.exitCode = 1;
+  }
+}

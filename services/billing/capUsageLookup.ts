@@ -19,6 +19,8 @@ const NO_CAP_REMEMBERED_MS = 1_000;
 export class CapUsageLookup {
   private readonly lookup: CoalescedLookup<CategoryUsage>;
   private readonly noCapUntil = new Map<string, number>();
+  /** Counts forget() per project, so an answer read before a cap was set is not remembered after it. */
+  private readonly capsSet = new Map<string, number>();
 
   constructor(orm: Orm) {
     this.lookup = new CoalescedLookup((key) => {
@@ -31,14 +33,16 @@ export class CapUsageLookup {
     const key = `${projectId}\u0000${category}`;
     const until = this.noCapUntil.get(key);
     if (until !== undefined && until > Date.now()) return { limit: null, usage: 0 };
+    const capsSetBefore = this.capsSet.get(projectId) ?? 0;
     const answer = await this.lookup.get(key);
-    if (answer.limit === null) this.noCapUntil.set(key, Date.now() + NO_CAP_REMEMBERED_MS);
-    else this.noCapUntil.delete(key);
+    if (answer.limit !== null || (this.capsSet.get(projectId) ?? 0) !== capsSetBefore) this.noCapUntil.delete(key);
+    else this.noCapUntil.set(key, Date.now() + NO_CAP_REMEMBERED_MS);
     return answer;
   }
 
-  /** A cap of the project was just set here: the next send reads it. */
+  /** A cap of the project was just set here: the next send reads it, even one whose read was already under way. */
   forget(projectId: string): void {
+    this.capsSet.set(projectId, (this.capsSet.get(projectId) ?? 0) + 1);
     for (const key of this.noCapUntil.keys()) if (key.startsWith(`${projectId}\u0000`)) this.noCapUntil.delete(key);
   }
 }
