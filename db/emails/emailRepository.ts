@@ -309,8 +309,11 @@ export const emailRepository = {
    */
   async heldBy(em: EntityManager, ids: string[], owner: string): Promise<Set<string>> {
     if (!ids.length) return new Set();
-    const rows = await em.execute(`select id from emails where id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ?`, [`{${ids.join(',')}}`, owner]);
-    return new Set(rows.map((r: any) => r.id as string));
+    const rows = await executeBound<{ id: string }>(em, `select id from emails where id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ?`, [
+      `{${ids.join(',')}}`,
+      owner,
+    ]);
+    return new Set(rows.map((r) => r.id));
   },
 
   /**
@@ -329,7 +332,9 @@ export const emailRepository = {
       message_stamp: o.status === 'SENT' || o.status === 'FAILED' ? (o.stamp ?? null) : null,
     }));
     // One statement: atomic without a transaction of its own (two round trips fewer per wave).
-    const rows = await em.execute(
+    // Bound: each SENT outcome carries its ~500-byte stamp, which em.execute would quote into the text.
+    const rows = await executeBound<any>(
+      em,
       `with input as (
          select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text, message_stamp jsonb)
        ),
