@@ -1,3 +1,4 @@
+import { executeBound } from '../sql/boundStatement';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ContactRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
@@ -105,7 +106,8 @@ export const campaignSendRepository = {
     );
     if (!ids.length) return { contacts: [], lastContactId: null };
     const idList = `{${ids.map((r: any) => r.contact_id).join(',')}}`;
-    const rows = await em.execute(`select * from contacts where id = any(?::uuid[]) order by id`, [idList]);
+    // Bound: em.execute would quote the 500 ids into the SQL text character by character.
+    const rows = await executeBound<Record<string, unknown>>(em, `select * from contacts where id = any(?::uuid[]) order by id`, [idList]);
     return { contacts: rows.map(toContact), lastContactId: ids[ids.length - 1].contact_id };
   },
 

@@ -275,11 +275,13 @@ export const emailRepository = {
   /** The addresses among `emails` that the project's suppression list holds. */
   async suppressedAddresses(em: EntityManager, projectId: string, emails: string[]): Promise<Set<string>> {
     if (!emails.length) return new Set();
-    const rows = await em.execute(`select email from email_suppressions where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`, [
-      projectId,
-      JSON.stringify(emails),
-    ]);
-    return new Set(rows.map((r: any) => r.email));
+    // Bound: a campaign batch asks about 500 addresses at once.
+    const rows = await executeBound<{ email: string }>(
+      em,
+      `select email from email_suppressions where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, JSON.stringify(emails)],
+    );
+    return new Set(rows.map((r) => r.email));
   },
 
   /**
@@ -371,7 +373,7 @@ export const emailRepository = {
        select * from recorded`,
       [JSON.stringify(input)],
     );
-    for (const r of rows as any[]) {
+    for (const r of rows) {
       const list = byProject.get(r.project_id) ?? [];
       list.push({ id: r.id, name: r.name, contactId: r.contact_id, createdAt: new Date(r.created_at) });
       byProject.set(r.project_id, list);

@@ -125,28 +125,51 @@ export async function deliverRecordedEmails(
 async function stillHeld(em: ReturnType<Orm['em']['fork']>, ids: string[], owner: string, recorded: Map<string, NewEmail>): Promise<EmailRow[]> {
   const claimedIds = ids.filter((id) => recorded.get(id)?.status === 'QUEUED');
   const held = await emailRepository.heldBy(em, claimedIds, owner);
-  return claimedIds
-    .filter((id) => held.has(id))
-    .map((id) => {
-      const email = recorded.get(id)!;
-      return {
-        ...email,
-        headers: inStoredOrder(email.headers),
-        status: 'SENDING',
-        error: null,
-        providerMessageId: null,
-        attempts: 1,
-        sentAt: null,
-        deliveredAt: null,
-        openedAt: null,
-        clickedAt: null,
-        bouncedAt: null,
-        complainedAt: null,
-        opens: 0,
-        clicks: 0,
-        createdAt: new Date(),
-      };
-    });
+  return claimedIds.filter((id) => held.has(id)).map((id) => asHeldRow(recorded.get(id)!));
+}
+
+/**
+ * A recorded email as its row reads while its batch holds it. Every field is written out: the
+ * shorter `{ ...email, status: 'SENDING', … }` made V8 build each row as a slow dictionary
+ * object, measured at about 25 µs and 12 KB of garbage per email (a tenth of what a campaign
+ * email allocated in the worker).
+ */
+function asHeldRow(email: NewEmail): EmailRow {
+  return {
+    id: email.id,
+    projectId: email.projectId,
+    contactId: email.contactId,
+    templateId: email.templateId,
+    campaignId: email.campaignId,
+    workflowExecutionId: email.workflowExecutionId,
+    source: email.source,
+    type: email.type,
+    subject: email.subject,
+    fromAddress: email.fromAddress,
+    fromName: email.fromName,
+    replyTo: email.replyTo,
+    toAddress: email.toAddress,
+    toName: email.toName,
+    html: email.html,
+    text: email.text,
+    headers: inStoredOrder(email.headers),
+    attachmentSetId: email.attachmentSetId,
+    status: 'SENDING',
+    error: null,
+    messageId: email.messageId,
+    deliveryWorkflowId: email.deliveryWorkflowId,
+    providerMessageId: null,
+    attempts: 1,
+    sentAt: null,
+    deliveredAt: null,
+    openedAt: null,
+    clickedAt: null,
+    bouncedAt: null,
+    complainedAt: null,
+    opens: 0,
+    clicks: 0,
+    createdAt: new Date(),
+  };
 }
 
 /**

@@ -1,0 +1,192 @@
+/**
+ * What recording a campaign's emails costs PostgreSQL and the worker's database client, per email
+ * and by statement, with the repository functions a campaign batch runs (services/campaigns/
+ * campaignBatch.ts and services/sending/recordedEmailDelivery.ts), over one connection, one
+ * statement at a time, nothing sent:
+ *
+ *   node --import tsx bench/campaignRecording.ts [contacts=20000] [waves=25,100]
+ *
+ * Per batch of 500: the recipients page, the suppression check, and the emails recorded already
+ * claimed with the cap reservation (one transaction). Per delivery wave: the campaign's state
+ * (cancelled? project disabled?), which of the wave's emails the batch still holds, and the
+ * outcomes with their `email.sent` events. Each kind of statement runs over the whole campaign
+ * on its own, and its CPU is read from /proc before and after: the PostgreSQL backend's (the
+ * server must be on this machine) and this process's. Steadier than the end-to-end campaign
+ * bench, where the machine's other processes move the figures by ±15 % from run to run.
+ */
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import { createOrm, type Orm } from '../db/orm';
+import { runMigrations } from '../db/migrate';
+import { ensureDatabase, dropDatabase } from '../launcher/embeddedPostgres';
+import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
+import { campaignSendRepository } from '../db/campaigns/campaignSendRepository';
+import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
+import { usageCaps } from '../db/billing/usageCaps';
+
+const BATCH = 500;
+
+function backendCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Runs `work` and answers the backend's and this process's CPU it took, in µs per email. */
+async function measured(orm: Orm, pid: number, emails: number, work: () => Promise<void>): Promise<{ pg: number; client: number }> {
+  await orm.em.fork().execute('select 1');
+  const pg0 = backendCpuMs(pid);
+  const client0 = process.cpuUsage();
+  await work();
+  const client = process.cpuUsage(client0);
+  return { pg: ((backendCpuMs(pid) - pg0) * 1000) / emails, client: (client.user + client.system) / emails };
+}
+
+/** A campaign email as a batch composes it: the bench campaign's size (subject, HTML with footer and tracked links, text). */
+function campaignEmail(projectId: string, campaignId: string, contact: { id: string; email: string }): NewEmail {
+  const token = crypto.randomBytes(32).toString('base64url');
+  const html =
+    `<html><body><h1>Hello Reader</h1><p>Your plan: free. <a href="https://mr.example.com/c/${token}">Read the news</a> or ` +
+    `<a href="https://mr.example.com/c/${token}x">see offers</a>.</p>` +
+    `<p style="font-size:12px;color:#888">You receive this email because you subscribed. <a href="https://mr.example.com/u/${token}">Unsubscribe</a></p>` +
+    `<img src="https://mr.example.com/o/${token}" width="1" height="1" alt=""></body></html>`;
+  return {
+    id: crypto.randomUUID(),
+    projectId,
+    contactId: contact.id,
+    templateId: null,
+    campaignId,
+    workflowExecutionId: null,
+    source: 'CAMPAIGN',
+    type: 'MARKETING',
+    subject: `News for ${contact.email}`,
+    fromAddress: 'news@bench.example.com',
+    fromName: null,
+    replyTo: null,
+    toAddress: contact.email,
+    toName: null,
+    html,
+    text: `HELLO READER\n\nYour plan: free. Read the news [https://mr.example.com/c/${token}] or see offers [https://mr.example.com/c/${token}x].\n\nUnsubscribe [https://mr.example.com/u/${token}]`,
+    headers: { 'List-Unsubscribe': `<https://mr.example.com/u/${token}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    attachmentSetId: null,
+    status: 'QUEUED',
+    messageId: `<${crypto.randomUUID()}@bench.example.com>`,
+    deliveryWorkflowId: `campaign-${campaignId}`,
+  };
+}
+
+async function main() {
+  const contacts = Number(process.argv[2] ?? 20_000);
+  const waves = (process.argv[3] ?? '25,100').split(',').map(Number);
+  const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbName = `mailroom_bench_${crypto.randomBytes(4).toString('hex')}`;
+  const databaseUrl = await ensureDatabase(server, dbName);
+  await runMigrations(databaseUrl);
+  // One connection: every statement runs on the backend whose CPU is read.
+  const orm = await createOrm(databaseUrl, { pool: { min: 1, max: 1 } });
+  try {
+    const em = orm.em.fork();
+    const [{ pid }] = await em.execute(`select pg_backend_pid() as pid`);
+    const [project] = await em.execute(
+      `insert into projects (name, public_key, secret_key_hash, secret_key_hint) values ('bench', 'pk_bench', 'x', 'x') returning id`,
+    );
+    await em.execute(
+      `insert into contacts (project_id, email, subscribed, data)
+       select ?, 'reader' || g || '@bench.example', true, jsonb_build_object('firstName', 'Reader ' || g) from generate_series(1, ?) g`,
+      [project.id, contacts],
+    );
+    console.log(
+      `Recording a ${contacts.toLocaleString('en')}-contact campaign, batches of ${BATCH}; µs of CPU per email (PostgreSQL backend / this process)\n`,
+    );
+    console.log(`| wave | stage | statements | PostgreSQL µs | client µs |`);
+    console.log(`|---:|---|---:|---:|---:|`);
+    for (const wave of waves) {
+      const [campaign] = await em.execute(
+        `insert into campaigns (project_id, name, subject, body, from_address, audience_type, type, status)
+         values (?, 'bench', 's', 'b', 'news@bench.example.com', 'ALL', 'MARKETING', 'SENDING') returning id`,
+        [project.id],
+      );
+      await em.execute('vacuum analyze');
+      const send = (await campaignSendRepository.find(orm.em.fork(), campaign.id))!;
+      await campaignSendRepository.fixAudience(orm.em.fork(), send, await campaignAudienceSql(orm.em.fork(), send));
+      const batches: Array<{ owner: string; ids: string[] }> = [];
+      const rows: Array<[string, string, number, { pg: number; client: number }]> = [];
+      const record = (stage: string, statements: number, cost: { pg: number; client: number }) => rows.push([`${wave}`, stage, statements, cost]);
+
+      let after: string | null = null;
+      const pages: Array<{ after: string | null; contacts: Array<{ id: string; email: string }> }> = [];
+      record(
+        'recipients page + suppression check (per batch)',
+        3,
+        await measured(orm, pid, contacts, async () => {
+          for (;;) {
+            const page = await campaignSendRepository.recipientsPage(orm.em.fork(), campaign.id, after, BATCH);
+            if (!page.contacts.length) break;
+            await emailRepository.suppressedAddresses(
+              orm.em.fork(),
+              project.id,
+              page.contacts.map((c) => c.email),
+            );
+            pages.push({ after, contacts: page.contacts });
+            after = page.lastContactId;
+          }
+        }),
+      );
+      const composed = pages.map((page) => page.contacts.map((c) => campaignEmail(project.id, campaign.id, c)));
+      record(
+        'emails recorded claimed + cap reservation (per batch)',
+        4,
+        await measured(orm, pid, contacts, async () => {
+          for (const [i, page] of pages.entries()) {
+            const owner = `campaign-${campaign.id}/${page.after ?? 'start'}`;
+            await orm.em.fork().transactional(async (tx) => {
+              await emailRepository.insertMany(tx, composed[i], { skipExistingCampaignEmails: true, claimedBy: { owner, holdSeconds: 600 } });
+              await usageCaps.reserveUpTo(tx, project.id, 'campaigns', composed[i].length);
+            });
+            batches.push({ owner, ids: composed[i].map((e) => e.id) });
+          }
+        }),
+      );
+      const eachWave = async (work: (ids: string[], owner: string) => Promise<unknown>) => {
+        for (const batch of batches) for (let i = 0; i < batch.ids.length; i += wave) await work(batch.ids.slice(i, i + wave), batch.owner);
+      };
+      record(
+        'campaign state (per wave)',
+        1,
+        await measured(orm, pid, contacts, () => eachWave(() => campaignSendRepository.sendState(orm.em.fork(), campaign.id))),
+      );
+      record('still held (per wave)', 1, await measured(orm, pid, contacts, () => eachWave((ids, owner) => emailRepository.heldBy(orm.em.fork(), ids, owner))));
+      const stamp = { date: 'Fri, 27 Nov 2026 05:11:08 +0000', boundary: `=_${crypto.randomUUID()}`, dkimSignature: `v=1; a=rsa-sha256; ${'b'.repeat(420)}` };
+      record(
+        'outcomes + email.sent events (per wave)',
+        1,
+        await measured(orm, pid, contacts, () =>
+          eachWave((ids) =>
+            emailRepository.recordOutcomes(
+              orm.em.fork(),
+              ids.map((emailId) => ({ emailId, status: 'SENT' as const, providerMessageId: null, stamp })),
+            ),
+          ),
+        ),
+      );
+      record(
+        'sent count (per batch)',
+        1,
+        await measured(orm, pid, contacts, async () => {
+          for (let i = 0; i < batches.length; i++) await campaignSendRepository.refreshSentCount(orm.em.fork(), campaign.id);
+        }),
+      );
+      const total = rows.reduce((sum, [, , , c]) => ({ pg: sum.pg + c.pg, client: sum.client + c.client }), { pg: 0, client: 0 });
+      for (const [w, stage, statements, cost] of rows) console.log(`| ${w} | ${stage} | ${statements} | ${cost.pg.toFixed(0)} | ${cost.client.toFixed(0)} |`);
+      console.log(`| ${wave} | **all** | | **${total.pg.toFixed(0)}** | **${total.client.toFixed(0)}** |`);
+    }
+  } finally {
+    await orm.close();
+    await dropDatabase(server, dbName);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
