@@ -7,6 +7,7 @@
  *   node --import tsx bench/campaign.ts [contacts=20000] [workers=1]
  *   BENCH_PROFILE=1 …   also profiles the worker and prints where its CPU went per message, by stage
  *   BENCH_SETUP_SQL="…" runs these statements on the bench database before the send (experiments)
+ *   BENCH_ALLOC_PROFILE=1 also prints what the worker allocated per message, by stage (its garbage)
  *
  * The campaign is MARKETING (so the unsubscribe footer and List-Unsubscribe apply), its subject and
  * body personalised, with two tracked links and the open pixel, from a verified domain, so every
@@ -20,6 +21,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { startBenchStack, printFigures, servicesFrom } from './support/benchStack';
 import { startSmtpSink } from './support/smtpSink';
 import { printProfileStages } from './support/cpuProfileStages';
+import { printAllocationStages } from './support/allocationStages';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
@@ -42,6 +44,11 @@ async function main() {
   const profileDir = process.env.BENCH_PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-campaign-profile-')) : null;
   if (profileDir)
     process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --cpu-prof --cpu-prof-dir=${profileDir}`;
+  const allocationProfile = process.env.BENCH_ALLOC_PROFILE ? path.join(os.tmpdir(), `mailroom-campaign-allocations-${process.pid}.json`) : null;
+  if (allocationProfile) {
+    process.env.MAILROOM_ALLOC_PROFILE = allocationProfile;
+    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --require ${path.join(__dirname, 'support', 'allocationSampling.cjs')}`;
+  }
   const dns = await startTestDnsServer();
   const sink = await startSmtpSink();
   const stack = await startBenchStack({ worker: true, env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
@@ -95,6 +102,10 @@ async function main() {
     await sink.markStart();
     const before = sink.counts;
 
+    if (allocationProfile) {
+      fs.writeFileSync(`${allocationProfile}.start`, '');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const cpuAtSend = cpuSnapshot();
     const startedAt = Date.now();
     const send = await http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey });
@@ -170,6 +181,11 @@ async function main() {
     if (profileDir && span) {
       console.log(`\nWhere the worker's CPU went from the send call to the last mail (--cpu-prof; profiling slows it down)`);
       printProfileStages(profileDir, stack.pids.worker!, sentCount, { ...span, exitedAt });
+    }
+    if (allocationProfile && sentCount && fs.existsSync(allocationProfile)) {
+      printAllocationStages(allocationProfile, sentCount);
+      fs.rmSync(allocationProfile);
+      fs.rmSync(`${allocationProfile}.start`, { force: true });
     }
   }
 }

@@ -41,6 +41,11 @@ const STAGES: Array<[stage: string, test: (url: string, fn: string) => boolean]>
   ['Mailroom services and activities', (url) => /\/(services|activities|worker)\//.test(url)],
 ];
 
+/** The stage a frame belongs to by its own code, or null when it is its caller's. */
+export function stageOfFrame(url: string, functionName: string): string | null {
+  return STAGES.find(([, test]) => test(url, functionName))?.[0] ?? null;
+}
+
 /** `window`: the samples to count, in the profile's own clock (µs). */
 export function profileStages(profile: CpuProfile, window?: { from: number; to: number }): Map<string, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -51,7 +56,7 @@ export function profileStages(profile: CpuProfile, window?: { from: number; to: 
     const known = stageOf.get(id);
     if (known) return known;
     const { url, functionName } = byId.get(id)!.callFrame;
-    const own = STAGES.find(([, test]) => test(url, functionName))?.[0];
+    const own = stageOfFrame(url, functionName);
     const up = parent.get(id);
     const stage = own ?? (up === undefined ? 'other (Node internals, unattributed callbacks)' : resolve(up));
     stageOf.set(id, stage);
