@@ -1,9 +1,9 @@
-import { executeBound } from '../sql/boundStatement';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ContactRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
 import type { EmailType } from '../emails/emailRepository';
 import { usageCaps } from '../billing/usageCaps';
+import { executeBound } from '../sql/boundStatement';
 
 /** What a campaign send reads of its campaign. */
 export interface CampaignForSend {

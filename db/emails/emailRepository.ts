@@ -335,7 +335,7 @@ export const emailRepository = {
     }));
     // One statement: atomic without a transaction of its own (two round trips fewer per wave).
     // Bound: each SENT outcome carries its ~500-byte stamp, which em.execute would quote into the text.
-    const rows = await executeBound<any>(
+    const rows = await executeBound<{ id: string; project_id: string; contact_id: string; name: string; created_at: Date | string }>(
       em,
       `with input as (
          select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text, message_stamp jsonb)
