@@ -103,8 +103,12 @@ async function main() {
     const before = sink.counts;
 
     if (allocationProfile) {
+      // The worker's sampler polls for this file and answers with `.started` once it samples.
       fs.writeFileSync(`${allocationProfile}.start`, '');
-      await new Promise((r) => setTimeout(r, 100));
+      for (let waited = 0; !fs.existsSync(`${allocationProfile}.started`); waited += 20) {
+        if (waited > 5_000) throw new Error('the worker did not start sampling its allocations (is allocationSampling.cjs preloaded?)');
+        await new Promise((r) => setTimeout(r, 20));
+      }
     }
     const cpuAtSend = cpuSnapshot();
     const startedAt = Date.now();
@@ -186,6 +190,7 @@ async function main() {
       printAllocationStages(allocationProfile, sentCount);
       fs.rmSync(allocationProfile);
       fs.rmSync(`${allocationProfile}.start`, { force: true });
+      fs.rmSync(`${allocationProfile}.started`, { force: true });
     }
   }
 }

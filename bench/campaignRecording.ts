@@ -14,7 +14,6 @@
  * server must be on this machine) and this process's. Steadier than the end-to-end campaign
  * bench, where the machine's other processes move the figures by ±15 % from run to run.
  */
-import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { createOrm, type Orm } from '../db/orm';
 import { runMigrations } from '../db/migrate';
@@ -23,23 +22,18 @@ import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
 import { campaignSendRepository } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import { usageCaps } from '../db/billing/usageCaps';
+import { processCpuMs } from './support/processCpu';
 
 const BATCH = 500;
-
-function backendCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 /** Runs `work` and answers the backend's and this process's CPU it took, in µs per email. */
 async function measured(orm: Orm, pid: number, emails: number, work: () => Promise<void>): Promise<{ pg: number; client: number }> {
   await orm.em.fork().execute('select 1');
-  const pg0 = backendCpuMs(pid);
+  const pg0 = processCpuMs(pid);
   const client0 = process.cpuUsage();
   await work();
   const client = process.cpuUsage(client0);
-  return { pg: ((backendCpuMs(pid) - pg0) * 1000) / emails, client: (client.user + client.system) / emails };
+  return { pg: ((processCpuMs(pid) - pg0) * 1000) / emails, client: (client.user + client.system) / emails };
 }
 
 /** A campaign email as a batch composes it: the bench campaign's size (subject, HTML with footer and tracked links, text). */

@@ -11,22 +11,16 @@
  * client of @temporalio/client that the API uses (@grpc/grpc-js) and the SDK's NativeConnection
  * (the Rust client the worker uses), which @temporalio/client can also run on.
  */
-import fs from 'node:fs';
 import crypto from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startTemporalDevServer } from '../launcher/temporalDevServer';
 import { deliveryWorkflowStart } from '../temporal/deliveryWorkflowStart';
 import { printFigures } from './support/benchStack';
+import { processCpuMs } from './support/processCpu';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { ensureTemporalBinary } = require('../scripts/temporal-binary.cjs');
-
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function measure(
   kind: string,

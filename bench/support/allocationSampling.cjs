@@ -4,7 +4,8 @@
  * says what the worker allocates (its garbage), not only what it still holds. Sampling starts
  * once the file MAILROOM_ALLOC_PROFILE + '.start' exists (the bench writes it just before the send
  * call, so start-up stays out; a signal would need a handler the worker's other code lets be) and
- * the profile is written to MAILROOM_ALLOC_PROFILE when the process exits.
+ * the profile is written to MAILROOM_ALLOC_PROFILE when the process exits. Once sampling runs, the
+ * file MAILROOM_ALLOC_PROFILE + '.started' says so, and the bench sends only then.
  */
 const fs = require('node:fs');
 const inspector = require('node:inspector');
@@ -17,7 +18,13 @@ const waiting = setInterval(() => {
   if (!process.env.MAILROOM_ALLOC_PROFILE || !fs.existsSync(`${process.env.MAILROOM_ALLOC_PROFILE}.start`)) return;
   clearInterval(waiting);
   sampling = true;
-  session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  session.post(
+    'HeapProfiler.startSampling',
+    { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
+    (err) => {
+      if (!err) fs.writeFileSync(`${process.env.MAILROOM_ALLOC_PROFILE}.started`, '');
+    },
+  );
 }, 50);
 waiting.unref();
 process.on('exit', () => {

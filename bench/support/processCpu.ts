@@ -26,14 +26,19 @@ export interface CpuSnapshot {
   machine: { busy: number; idle: number };
 }
 
+/** A process's CPU so far (user and system, all its threads), in milliseconds; throws when it has ended. */
+export function processCpuMs(pid: number | string): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
 export function cpuSnapshot(): CpuSnapshot {
   const byPid = new Map<string, { kind: Kind; seconds: number }>();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+      const seconds = processCpuMs(pid) / 1000;
       const commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       byPid.set(pid, { kind: kindOf(commandLine), seconds });
     } catch {
