@@ -56,7 +56,11 @@ function nextLoopTurn(): Promise<void> {
  *    listening and answering as before (while /health says "draining"), so a load balancer's
  *    health check sees the 503 and stops sending before any connection is refused;
  * 2. accepts what the kernel has queued (see LISTEN_QUIET_MS), then stops listening: from here
- *    on new connections are refused;
+ *    on new connections are refused. A connection the kernel completes in the moment between the
+ *    last accept and the close is reset by the kernel before the process ever sees it (Linux
+ *    offers no way to stop queueing without closing): its client gets ECONNRESET before any byte
+ *    of an answer, as a refused one gets ECONNREFUSED, and either may retry elsewhere. That is the
+ *    whole of what a client racing the close can see: never part of an answer, never a hang;
  * 3. waits for every request in progress to be answered, and for accepted connections to send
  *    their first request (up to FIRST_REQUEST_WAIT_MS); once no request is in progress, closes
  *    the idle keep-alive connections (nothing received since their last response);

@@ -43,7 +43,7 @@ describe('password hashing', () => {
 
   it('still accepts a password stored as bcrypt, and stores it as argon2id from then on', async () => {
     const legacy = await signUp(stack.http);
-    await stack.orm.em.fork().execute(`update users set password_hash = ? where id = ?`, [await bcryptHash(legacy.password, { cost: 11 }), legacy.userId]);
+    await stack.orm.em.fork().execute(`update users set password_hash = ? where id = ?`, [await bcryptHash(legacy.password, 11), legacy.userId]);
     const from = clientAddress();
     expect((await login(legacy.email, 'not the password', from)).status).toBe(401);
     expect((await login(legacy.email, legacy.password, from)).status).toBe(200);
