@@ -108,6 +108,18 @@ function codePointRank(codeUnit: number): number {
 }
 
 /**
+ * Why the database refused a contact write, if it is about the written values: the data limits
+ * (CHECK, 23514) or a value it cannot take (class 22, data exception). Anything else (a lost
+ * connection, a deadlock) is not the row's fault: undefined.
+ */
+export function contactValueRefusal(err: unknown): 'dataLimits' | 'invalidValue' | undefined {
+  const code = (err as { code?: unknown }).code;
+  if (code === '23514') return 'dataLimits';
+  if (typeof code === 'string' && code.startsWith('22')) return 'invalidValue';
+  return undefined;
+}
+
+/**
  * One statement: upsert every contact by (project, email) applying the data rules as
  * `(data || set) - unset`, record a contact.subscribed / contact.unsubscribed event for every
  * existing contact whose subscription flips (against `prev_subscribed`, read under lock just
@@ -205,7 +217,13 @@ export const contactRepository = {
    * Creates or updates contacts by email (see upsertSql). Results come back in the order of
    * `rows`; rows repeating an email share the result of its first row.
    */
-  async upsertByEmail(em: EntityManager, projectId: string, rows: ContactUpsert[], changeSource = 'api'): Promise<UpsertResult[]> {
+  async upsertByEmail(
+    em: EntityManager,
+    projectId: string,
+    rows: ContactUpsert[],
+    changeSource = 'api',
+    changeDetail: Record<string, unknown> = {},
+  ): Promise<UpsertResult[]> {
     if (!rows.length) return [];
     const folded = foldDuplicates(rows);
     const run = async (tx: EntityManager, previous: Map<string, boolean>) => {
@@ -227,7 +245,7 @@ export const contactRepository = {
         suppression: folded.some(({ row }) => row.reportSuppression === true),
       };
       const params: unknown[] = [JSON.stringify(input), projectId];
-      if (shape.subscriptionUpdates) params.push(projectId, JSON.stringify({ source: changeSource }));
+      if (shape.subscriptionUpdates) params.push(projectId, JSON.stringify({ source: changeSource, ...changeDetail }));
       if (shape.events) params.push(projectId);
       if (shape.suppression) params.push(projectId);
       return tx.execute<Array<Record<string, any>>>(upsertSql(shape), params);
@@ -305,6 +323,47 @@ export const contactRepository = {
 
   async deleteById(em: EntityManager, projectId: string, id: string): Promise<void> {
     await em.execute(`delete from contacts where project_id = ? and id = ?`, [projectId, id]);
+  },
+
+  /** Deletes the project's contacts among `ids`; answers the ids it deleted (an id of another project is not among them). */
+  async deleteManyById(em: EntityManager, projectId: string, ids: string[]): Promise<string[]> {
+    const rows = await em.execute<Array<{ id: string }>>(
+      `delete from contacts where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid) returning id`,
+      [projectId, JSON.stringify(ids)],
+    );
+    return rows.map((r) => r.id);
+  },
+
+  /**
+   * Sets the subscription of the project's contacts among `ids` (a bulk job): each flip goes
+   * through upsertByEmail, so it records its contact.subscribed / contact.unsubscribed event as
+   * every other subscription change does, with `{ source, ...detail }` as its data. Contacts
+   * already in that state are not written (their updatedAt stays). The rows are locked first, in
+   * the upsert's lock order, so a contact deleted meanwhile is reported missing, not re-created.
+   * Runs in the caller's transaction; answers the ids found and the events recorded.
+   */
+  async setSubscriptionById(
+    tx: EntityManager,
+    projectId: string,
+    ids: string[],
+    subscribed: boolean,
+    change: { source: string; detail?: Record<string, unknown> },
+  ): Promise<{ found: string[]; events: RecordedEvent[] }> {
+    const locked = await tx.execute<Array<{ id: string; email: string; subscribed: boolean }>>(
+      `select id, email, subscribed from contacts
+       where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid)
+       order by email collate "C" for update`,
+      [projectId, JSON.stringify(ids)],
+    );
+    const flipping = locked.filter((r) => r.subscribed !== subscribed);
+    const results = await contactRepository.upsertByEmail(
+      tx,
+      projectId,
+      flipping.map((r) => ({ email: r.email, subscribedIfNew: subscribed, subscribedIfExisting: subscribed, data: { set: {}, unset: [], oneShot: {} } })),
+      change.source,
+      change.detail,
+    );
+    return { found: locked.map((r) => r.id), events: results.flatMap((r) => r.events) };
   },
 
   /** Creates the contacts of `emails` that do not exist yet (existing ones keep their data and updatedAt); the ids created. */

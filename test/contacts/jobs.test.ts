@@ -2,6 +2,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { uploadFile } from '../support/multipart';
 import { eventually } from '../support/eventually';
+import { eventsOf } from '../support/emailFixtures';
 
 let stack: TestStack;
 let project: TestProject;
@@ -158,11 +159,18 @@ describe('bulk jobs', () => {
     });
     for (const id of ids) expect((await stack.http.get(`/contacts/${id}`, k())).body.subscribed).toBe(false);
 
-    // Already unsubscribed: no second event.
+    // Already unsubscribed: no second event, and the contact is not written.
+    const before = (await stack.http.get(`/contacts/${ids[0]}`, k())).body;
     await finishedJob(`/contacts/bulk/${(await stack.http.post('/contacts/bulk-unsubscribe', { contactIds: ids }, k())).body.jobId}`);
-    await finishedJob(`/contacts/bulk/${(await stack.http.post('/contacts/bulk-subscribe', { contactIds: ids }, k())).body.jobId}`);
+    expect((await stack.http.get(`/contacts/${ids[0]}`, k())).body.updatedAt).toBe(before.updatedAt);
+    const resubscribe = (await stack.http.post('/contacts/bulk-subscribe', { contactIds: ids }, k())).body.jobId;
+    await finishedJob(`/contacts/bulk/${resubscribe}`);
     const events = await stack.http.get(`/events/contact/${ids[0]}`, k());
     expect(events.body.data.map((e: { name: string }) => e.name)).toEqual(['contact.subscribed', 'contact.unsubscribed']);
+    expect((await eventsOf(stack, { contactId: ids[0] })).map((e) => e.data)).toEqual([
+      { source: 'bulk', jobId: res.body.jobId },
+      { source: 'bulk', jobId: resubscribe },
+    ]);
   });
 
   it('deletes contacts in bulk', async () => {
