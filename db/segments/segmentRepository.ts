@@ -119,6 +119,15 @@ export const segmentRepository = {
     return rows.map(toSegment);
   },
 
+  /** One page of every project's tracked dynamic segments, in id order after `afterId` (null: from the first). */
+  async trackedPage(em: EntityManager, afterId: string | null, limit: number): Promise<Array<{ id: string; projectId: string }>> {
+    const rows = await em.execute<Array<{ id: string; project_id: string }>>(
+      `select id, project_id from segments where type = 'DYNAMIC' and track_membership and (?::uuid is null or id > ?::uuid) order by id limit ?`,
+      [afterId, afterId, limit],
+    );
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id }));
+  },
+
   /**
    * Name, description, condition and tracking. The slug stays: automations trigger on
    * segment.<slug>.entry, and a rename must not silently disconnect them. A changed condition of
