@@ -14,6 +14,4 @@ module.exports = {
   // Two cores: one test file per core; each file gets its own database and task queue.
   maxWorkers: 2,
   testTimeout: 60_000,
-  // Native Temporal handles can outlive a file by a moment; don't let that hang the run.
-  forceExit: true,
 };

@@ -1,8 +1,7 @@
 import type { ActivityDeps } from './deps';
-import { LOGIN_THROTTLE, loginThrottleRepository } from '../db/repositories/loginThrottleRepository';
-import { clientAddressBudget } from '../db/repositories/clientAddressBudget';
 import { applyRetention, type RetentionResult } from '../services/retention/retentionPass';
 import { RETENTION_KINDS } from '../services/retention/retentionRules';
+import { deleteSpentAttachments, deleteStaleRateLimitWindows } from '../services/retention/housekeeping';
 
 export function createCleanupActivities({ orm, config, logger }: ActivityDeps) {
   const retention = { orm, settings: config.retention, logger };
@@ -20,36 +19,16 @@ export function createCleanupActivities({ orm, config, logger }: ActivityDeps) {
       return applyRetention(retention, kind);
     },
     /**
-     * A project's rate-limit row counts nothing once its newest second has left the rolling
-     * minute; rows idle for two minutes go, and the project's next request creates its row
-     * again. The login throttle's and the client-address budgets' passed windows go too. (The
-     * activity keeps its name for the recorded workflow histories.)
+     * Rate-limit rows and login and client-address counters that count nothing any more
+     * (services/retention/housekeeping.ts). The activity keeps its name for the recorded
+     * workflow histories.
      */
     async deleteStaleRateLimitWindows(): Promise<number> {
-      const rows = await orm.em
-        .fork()
-        .execute(
-          `with gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - 120 returning 1) select count(*)::int as n from gone`,
-        );
-      const loginCounters = await loginThrottleRepository.deleteExpired(orm.em.fork(), LOGIN_THROTTLE.windowMinutes);
-      const addressCounters = await clientAddressBudget.deleteExpired(orm.em.fork());
-      return rows[0].n + loginCounters + addressCounters;
+      return deleteStaleRateLimitWindows(orm.em.fork());
     },
-    /**
-     * Attachment contents are kept until their emails are done with them: a set goes once no
-     * email still to be delivered points at it, and at once when no email was ever recorded for it
-     * (its request failed after storing it). The email records keep their content otherwise.
-     */
+    /** Attachment contents no email needs any more (services/retention/housekeeping.ts). */
     async deleteSpentAttachments(): Promise<number> {
-      const rows = await orm.em.fork().execute(
-        `with gone as (
-           delete from email_attachment_sets s
-           where s.created_at < now() - interval '1 hour'
-             and not exists (select 1 from emails e where e.attachment_set_id = s.id and e.status in ('QUEUED', 'SENDING'))
-           returning 1)
-         select count(*)::int as n from gone`,
-      );
-      return rows[0].n;
+      return deleteSpentAttachments(orm.em.fork());
     },
   };
 }

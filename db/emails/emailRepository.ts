@@ -261,6 +261,23 @@ export const emailRepository = {
     });
   },
 
+  /**
+   * Removes the attachment sets older than `minAgeSeconds` that no email still to be delivered
+   * (QUEUED, SENDING) points at; answers how many went.
+   */
+  async deleteUnusedAttachmentSets(em: EntityManager, minAgeSeconds: number): Promise<number> {
+    const [row] = await em.execute<Array<{ n: number }>>(
+      `with gone as (
+         delete from email_attachment_sets s
+         where s.created_at < now() - make_interval(secs => ?)
+           and not exists (select 1 from emails e where e.attachment_set_id = s.id and e.status in ('QUEUED', 'SENDING'))
+         returning 1)
+       select count(*)::int as n from gone`,
+      [minAgeSeconds],
+    );
+    return row.n;
+  },
+
   async attachments(em: EntityManager, setId: string): Promise<EmailAttachment[]> {
     const rows = await em.execute(`select * from email_attachments where set_id = ? order by position`, [setId]);
     return rows.map((r: any) => ({

@@ -82,6 +82,15 @@ export const rateLimitRepository = {
     return { project: em.map(ProjectSchema, projectRow), hits: verdicts(rl_window_counts, rl_accepted, requests, count.limit) };
   },
 
+  /** Removes the projects' rows whose newest second is more than `idleSeconds` ago; answers how many went. */
+  async deleteIdle(em: EntityManager, idleSeconds: number): Promise<number> {
+    const [row] = await em.execute<Array<{ n: number }>>(
+      `with gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - ?::int returning 1) select count(*)::int as n from gone`,
+      [idleSeconds],
+    );
+    return row.n;
+  },
+
   /** Requests accepted for the project in the rolling minute now (the security overview shows it). */
   async usedNow(em: EntityManager, projectId: string): Promise<number> {
     const [row] = await em.execute<Array<{ used: number }>>(

@@ -102,7 +102,9 @@ export async function startTestStack(
     name: 'test',
     destination: { write: (line: string) => void logs.push(JSON.parse(line)) },
   });
-  installTemporalRuntime(logger);
+  // Only where a worker will run: the Runtime shuts down when its last worker does, but one that
+  // never had a worker stays up and keeps the test process from exiting.
+  if (options.worker !== false) installTemporalRuntime(logger);
 
   // One trigger point shared by the API and the worker, as listeners see every event in production.
   const eventTriggers = createEventTriggers(logger);
