@@ -48,6 +48,15 @@ export const billingAccountRepository = {
     return rows.length ? toAccount(rows[0]) : null;
   },
 
+  /** Whether the project's subscription is in one of ACTIVE_SUBSCRIPTION_STATUSES. */
+  async hasActiveSubscription(em: EntityManager, projectId: string): Promise<boolean> {
+    const rows = await em.execute(`select 1 from billing_accounts where project_id = ? and subscription_status = any(?::text[])`, [
+      projectId,
+      `{${ACTIVE_SUBSCRIPTION_STATUSES.join(',')}}`,
+    ]);
+    return rows.length > 0;
+  },
+
   /** Links the project to its Stripe customer; the first link wins (a concurrent checkout finds it). */
   async link(em: EntityManager, projectId: string, stripeCustomerId: string): Promise<BillingAccount> {
     await em.execute(`insert into billing_accounts (project_id, stripe_customer_id) values (?, ?) on conflict do nothing`, [projectId, stripeCustomerId]);

@@ -153,6 +153,14 @@ export const campaignSendRepository = {
   },
 
   /**
+   * Deletes emails a batch recorded that the campaigns cap had no room for, in the transaction
+   * that recorded them (the cap counted none of them).
+   */
+  async deleteBeyondCap(tx: EntityManager, emailIds: string[]): Promise<void> {
+    await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${emailIds.join(',')}}`]);
+  },
+
+  /**
    * sentCount from the campaign's rollup rows, which the emails table's triggers keep in the same
    * transaction as every sent_at they count: exact, so a repeated batch cannot count twice, and a
    * sum of at most 64 shard rows instead of a count over every email sent so far (which made each

@@ -72,6 +72,17 @@ export async function contactMatches(em: EntityManager, projectId: string, conta
   return rows.length > 0 && rows[0].matches === true;
 }
 
+/**
+ * Whether a tree holds for `data` taken as a contact's data (a CONDITION step's execution
+ * context): the same compiler, on one row that exists only in the statement. The tree may not
+ * refer to segments.
+ */
+export async function dataMatches(em: EntityManager, projectId: string, tree: ConditionTree, data: Record<string, unknown>): Promise<boolean> {
+  const compiled = compileCondition(tree, { projectId, strategy: 'row' });
+  const rows = await em.execute(`select ${compiled.sql} as matches from (select ?::jsonb as data) c`, [...compiled.params, JSON.stringify(data)]);
+  return rows[0]?.matches === true;
+}
+
 export interface SegmentForMembers {
   id: string;
   projectId: string;

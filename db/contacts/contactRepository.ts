@@ -366,6 +366,12 @@ export const contactRepository = {
     return { found: locked.map((r) => r.id), events: results.flatMap((r) => r.events) };
   },
 
+  /** Which of `contactIds` are contacts that are not subscribed (now). */
+  async unsubscribedAmong(em: EntityManager, contactIds: string[]): Promise<Set<string>> {
+    const rows = await em.execute<Array<{ id: string }>>(`select id from contacts where id = any(?::uuid[]) and not subscribed`, [`{${contactIds.join(',')}}`]);
+    return new Set(rows.map((r) => r.id));
+  },
+
   /** Creates the contacts of `emails` that do not exist yet (existing ones keep their data and updatedAt); the ids created. */
   async createMissing(em: EntityManager, projectId: string, emails: string[], subscribed: boolean): Promise<string[]> {
     const inserted = await em.execute<Array<{ id: string }>>(

@@ -14,6 +14,18 @@ export const memberRepository = {
     );
   },
 
+  /** How many members the project has, and how many of them are OWNER and ADMIN. */
+  async roleCounts(em: EntityManager, projectId: string): Promise<{ total: number; owners: number; admins: number }> {
+    const [counts] = await em.execute<Array<{ total: number; owners: number; admins: number }>>(
+      `select count(*)::int as total,
+              count(*) filter (where role = 'OWNER')::int as owners,
+              count(*) filter (where role = 'ADMIN')::int as admins
+       from project_members where project_id = ?`,
+      [projectId],
+    );
+    return counts;
+  },
+
   async countOwners(em: EntityManager, projectId: string): Promise<number> {
     return em.count(ProjectMemberSchema, { projectId, role: 'OWNER' });
   },

@@ -53,6 +53,19 @@ export const projectRepository = {
     return em.findOne(ProjectSchema, { id });
   },
 
+  /** What the onboarding checklist counts (services/projects/projectSetupState.ts), in one statement. */
+  async setupCounts(em: EntityManager, projectId: string): Promise<{ members: number; verifiedDomains: number; templates: boolean; sent: boolean }> {
+    const [counts] = await em.execute<Array<{ members: number; verifiedDomains: number; templates: boolean; sent: boolean }>>(
+      `select (select count(*)::int from project_members where project_id = ?) as members,
+              (select count(*)::int from domains where project_id = ? and status = 'VERIFIED') as "verifiedDomains",
+              exists (select 1 from templates where project_id = ?) as templates,
+              -- Any email that left (or got further); a project's first send is a one-row lookup.
+              exists (select 1 from emails where project_id = ? and sent_at is not null) as sent`,
+      [projectId, projectId, projectId, projectId],
+    );
+    return counts;
+  },
+
   /** Set when the project is disabled (its sends refused), with why; read from the row, not the identity map. */
   async disabledState(em: EntityManager, id: string): Promise<{ disabledReason: string | null } | null> {
     const rows = await em.execute<Array<{ disabled: boolean; disabled_reason: string | null }>>(`select disabled, disabled_reason from projects where id = ?`, [

@@ -106,7 +106,7 @@ export async function sendCampaignBatch(
     const queued = emails.filter((e) => e.status === 'QUEUED' && inserted.has(e.id)).map((e) => e.id);
     const { granted, limit } = await usageCaps.reserveUpTo(tx, campaign.projectId, 'campaigns', queued.length);
     const cut = queued.slice(granted);
-    if (cut.length) await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${cut.join(',')}}`]);
+    if (cut.length) await campaignSendRepository.deleteBeyondCap(tx, cut);
     return { reached: cut.length > 0, limit, allRecordedNow: inserted.size === emails.length, cut: new Set(cut) };
   });
   // A first attempt recorded every email itself and holds them; a repeated one asks which exist.

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../lib/config';
 import type { Project } from '../../db/entities/project';
 import type { MemberRole } from '../../db/entities/projectMember';
+import { memberRepository } from '../../db/repositories/memberRepository';
 import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
 import { webhookSecretRepository } from '../../db/repositories/webhookSecretRepository';
 import { webhookSignatureHeader } from '../../lib/webhooks/webhookSignature';
@@ -16,13 +17,7 @@ const webhookSecretReaders: readonly MemberRole[] = ['OWNER', 'ADMIN'];
  * holds it can forge requests that the project's own receivers accept as Mailroom's.
  */
 export async function projectSecurity(em: EntityManager, config: Config, project: Project, role: MemberRole) {
-  const [members] = await em.execute<Array<{ total: number; owners: number; admins: number }>>(
-    `select count(*)::int as total,
-            count(*) filter (where role = 'OWNER')::int as owners,
-            count(*) filter (where role = 'ADMIN')::int as admins
-     from project_members where project_id = ?`,
-    [project.id],
-  );
+  const members = await memberRepository.roleCounts(em, project.id);
   return {
     projectId: project.id,
     disabled: project.disabled,

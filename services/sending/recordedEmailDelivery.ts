@@ -4,6 +4,7 @@ import type { EventTriggers } from '../../db/events/eventTriggers';
 import type { MailTransport } from '../../mail/mailTransport';
 import { emailRepository, inStoredOrder, type DeliveryOutcome, type EmailAttachment, type EmailRow, type NewEmail } from '../../db/emails/emailRepository';
 import { domainRepository, type DkimSigningKey, type DomainRow } from '../../db/domains/domainRepository';
+import { contactRepository } from '../../db/contacts/contactRepository';
 import { sendRecordedEmail } from '../../mail/delivery/emailSender';
 import { recipientRefusal } from './recipientRefusal';
 import { retryWhileDatabaseUnavailable } from '../../db/databaseAvailability';
@@ -193,14 +194,8 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
   for (const email of emails) byProject.set(email.projectId, [...(byProject.get(email.projectId) ?? []), email]);
   for (const [projectId, list] of byProject) {
     const suppressed = await emailRepository.suppressedAddresses(em, projectId, [...new Set(list.map((e) => e.toAddress))]);
-    const marketing = list.filter((e) => e.type === 'MARKETING' && e.contactId);
-    const unsubscribed = new Set<string>();
-    if (marketing.length) {
-      const rows = await em.execute(`select id from contacts where id = any(?::uuid[]) and not subscribed`, [
-        `{${marketing.map((e) => e.contactId).join(',')}}`,
-      ]);
-      for (const r of rows as Array<{ id: string }>) unsubscribed.add(r.id);
-    }
+    const marketingContactIds = list.flatMap((e) => (e.type === 'MARKETING' && e.contactId ? [e.contactId] : []));
+    const unsubscribed = marketingContactIds.length ? await contactRepository.unsubscribedAmong(em, marketingContactIds) : new Set<string>();
     for (const email of list) {
       const refusal = recipientRefusal(email, {
         suppressed: suppressed.has(email.toAddress),

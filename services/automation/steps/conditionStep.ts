@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { compileCondition, contactMatches, type ConditionFilter, type ConditionTree } from '../../../db/conditions';
+import { contactMatches, dataMatches, type ConditionFilter, type ConditionTree } from '../../../db/conditions';
 import { conditionTreeIssues } from '../../../db/conditions/conditionTree';
 import { StepConfigError } from '../stepConfigs';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from '../conditionStepField';
@@ -39,7 +39,5 @@ export async function evaluateCondition(
   const issues = conditionTreeIssues(tree);
   if (issues.length) throw new StepConfigError(`CONDITION cannot be evaluated: ${issues.map((i) => i.message).join('; ')}`);
   if (target.on === 'contact') return contactMatches(em, input.projectId, input.contactId, tree);
-  const compiled = compileCondition(tree, { projectId: input.projectId, strategy: 'row' });
-  const rows = await em.execute(`select ${compiled.sql} as matches from (select ?::jsonb as data) c`, [...compiled.params, JSON.stringify(input.context)]);
-  return rows[0]?.matches === true;
+  return dataMatches(em, input.projectId, tree, input.context);
 }

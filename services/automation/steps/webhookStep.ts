@@ -9,6 +9,7 @@ import { serializeContact } from '../../contacts/contactShape';
 import type { DefinitionStep, ExecutionRow } from '../../../db/automations/executionRepository';
 import { StepConfigError, WEBHOOK_METHODS, type WebhookMethod } from '../stepConfigs';
 import { webhookSecretRepository } from '../../../db/repositories/webhookSecretRepository';
+import { automationRepository } from '../../../db/automations/automationRepository';
 
 /** A temporary webhook failure with attempts left: the activity throws `cause` so Temporal retries after its backoff. */
 export class WebhookStepRetry extends Error {
@@ -73,7 +74,7 @@ export async function webhookStep(
     if (typeof c.body === 'string') body = templated(c.body, variables, 'body');
     else if (c.body !== undefined && c.body !== null) body = JSON.stringify(templatedDeep(c.body, variables, 'body'));
     else {
-      const [automation] = await em.execute(`select id, name from workflows where id = ?`, [input.execution.automationId]);
+      const automation = await automationRepository.findById(em, input.execution.projectId, input.execution.automationId);
       body = JSON.stringify({
         contact: serializeContact(input.contact),
         workflow: { id: automation?.id ?? input.execution.automationId, name: automation?.name ?? null },
