@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MESSAGE_CONTENT_LIMITS, enumOf, messageContentFields, offsetListQuery, text } from './messageContentFields';
+import { MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from './messageContentFields';
+import { enumOf, text } from '../../lib/zodFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
 import { conditionTreeSchema } from '../../db/conditions';
 

@@ -8,10 +8,5 @@ export const singleLineString = (max: number) =>
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), { message: 'Must not contain control characters (such as CR or LF)' })
     .pipe(z.string().trim().min(1).max(max));
 
-/** Email addresses are stored trimmed and lower-cased; this is the one place that rule lives. */
-export const emailAddress = z
-  .string({ required_error: 'Email is required', invalid_type_error: 'Email must be a string' })
-  .trim()
-  .max(254)
-  .email('Invalid email address')
-  .transform((s) => s.toLowerCase());
+/** Every request schema takes addresses by the one rule (lib/zodFields.ts). */
+export { emailAddress } from '../../lib/zodFields';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { uuidPattern } from '../http/validation';
 import { limitParam } from './analyticsSchemas';
-import { enumOf } from './messageContentFields';
+import { enumOf } from '../../lib/zodFields';
 import { EMAIL_RECORD_SOURCES, EMAIL_RECORD_STATUSES } from '../../db/emails/emailRecordRepository';
 
 /** A page's end to the microsecond, as PostgreSQL keeps created_at (a Date would lose the last three digits). */

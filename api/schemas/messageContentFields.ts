@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
-import { z, type ZodTypeAny } from 'zod';
+import { z } from 'zod';
+import { enumOf, optional, text } from '../../lib/zodFields';
 
 /**
  * The fields a template and a campaign share (name, description, subject, body, sender), with one
@@ -20,8 +21,6 @@ export const MAX_PAGE = 1_000_000;
 
 const CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
-export const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
-
 /** One line of text: CR/LF would end a mail header early (header injection), so it is refused, not repaired. */
 export const singleLine = (field: string, max: number) =>
   text(field)
@@ -30,11 +29,8 @@ export const singleLine = (field: string, max: number) =>
     .min(1, `${field} must not be empty`)
     .max(max, `${field} must be at most ${max} characters`);
 
-/** An optional text field: null or an empty string clears it. */
-export const optional = <S extends ZodTypeAny>(schema: S) => z.preprocess((value) => (value === '' ? null : value), schema.nullable()).optional();
-
 /**
- * Addresses as api/http/validation.ts emailAddress stores them (trimmed, lower-cased), with
+ * Addresses as lib/zodFields.ts emailAddress stores them (trimmed, lower-cased), with
  * messages naming the field. An internationalised domain is stored in its ASCII (punycode) form,
  * the form sender domains are stored in, so `hi@bücher.example` is covered by `Bücher.example`.
  */
@@ -56,9 +52,6 @@ function asciiDomain(address: string): string {
   // An empty answer means no valid domain: keep the input, which the email check then refuses.
   return `${address.slice(0, at + 1)}${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}`;
 }
-
-export const enumOf = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
-  z.enum(values, { errorMap: () => ({ message: `${field} must be one of ${values.join(', ')}` }) });
 
 /** name, description, subject, body, from, fromName, replyTo and type, as both resources take them. */
 export function messageContentFields<T extends readonly [string, ...string[]]>(types: T) {

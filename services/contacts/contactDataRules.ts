@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { setOwn } from '../../lib/ownProperty';
 
@@ -96,3 +97,9 @@ export function dataProblem(data: Record<string, unknown>): { field: string; mes
   }
   return null;
 }
+
+/** `data` as sent on contact writes, track, send and UPDATE_CONTACT steps: an object within the limits of contract section 5. */
+export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {
+  const problem = dataProblem(data);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
+});
