@@ -122,6 +122,27 @@ export default tseslint.config(
     },
   },
 
+  // SQL lives in db/ (ARCHITECTURE.md): outside it, no statement is sent and no query built. A
+  // call of `.execute(` is taken as a statement whatever it is called on, except on `this` (a
+  // class's own method) and Temporal's `client.workflow.execute` (start a workflow, await its
+  // result). Not checked: test/, which reads and writes the database directly to set up states
+  // and assert on them; bench/, which seeds data and measures statements; scripts/, whose history
+  // recorder drives a stack the way a test does.
+  {
+    files: ['**/*.ts'],
+    ignores: ['db/**', 'test/**', 'bench/**', 'scripts/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          "CallExpression[callee.type='MemberExpression'][callee.property.name='execute']:not([callee.object.type='ThisExpression']):not([callee.object.property.name='workflow'])",
+          'CallExpression[callee.property.name=/^(getConnection|getKnex|createQueryBuilder)$/]',
+          'CallExpression[callee.name=/^(getConnection|getKnex|createQueryBuilder)$/]',
+        ].map((selector) => ({ selector, message: 'SQL lives in db/: add a repository function there (see ARCHITECTURE.md) and call it here.' })),
+      ],
+    },
+  },
+
   // Tests: the jest rules that catch tests which assert nothing, never run, or assert only sometimes.
   {
     files: ['test/**/*.ts'],
