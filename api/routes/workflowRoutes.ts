@@ -21,21 +21,7 @@ import { serializeStep, serializeTransition, serializeAutomation, serializeAutom
 import { edgeLabelKind, graphProblems, runProblems, type AddableStepType, type GraphProblem } from '../../services/automation/automationGraph';
 import { contactFields } from '../../db/contacts/contactFields';
 import { eventRepository } from '../../db/events/eventRepository';
-import { entryEventName, exitEventName } from '../../db/segments/segmentMembership';
-
-/** Events Mailroom emits itself (contract section 6): triggers even before the project has seen one. */
-const SERVICE_EVENT_NAMES = [
-  'contact.subscribed',
-  'contact.unsubscribed',
-  'email.sent',
-  'email.delivered',
-  'email.opened',
-  'email.clicked',
-  'email.bounced',
-  'email.complained',
-  'email.failed',
-  'email.received',
-];
+import { SYSTEM_EVENT_NAMES, segmentEntryEventName, segmentExitEventName } from '../../db/events/systemEventNames';
 
 /** How many of the newest events GET /workflows/fields reads for event data keys. */
 const EVENT_FIELD_SAMPLE = 10_000;
@@ -168,10 +154,10 @@ export function workflowRoutes(deps: ApiDeps) {
       types.set(row.type ?? 'null', (types.get(row.type ?? 'null') ?? 0) + row.n);
       keys.set(row.key, types);
     }
-    const names = new Set([...(await eventRepository.names(em, projectId)), ...SERVICE_EVENT_NAMES]);
+    const names = new Set([...(await eventRepository.names(em, projectId)), ...SYSTEM_EVENT_NAMES]);
     for (const slug of await automationRepository.trackedSegmentSlugs(em, projectId)) {
-      names.add(entryEventName(slug));
-      names.add(exitEventName(slug));
+      names.add(segmentEntryEventName(slug));
+      names.add(segmentExitEventName(slug));
     }
     const events = [...names].sort().map((name) => ({
       name,

@@ -2,17 +2,13 @@ import { z } from 'zod';
 import { pageLimit } from './paging';
 import { dataProblem } from '../../services/contacts/contactDataRules';
 import { emailAddress } from './commonFields';
+import { isReservedEventName } from '../../db/events/systemEventNames';
 
 /** `data` as sent on contact writes, track and send: an object within the limits of contract section 5. */
 export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {
   const problem = dataProblem(data);
   if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
 });
-
-/** Reserved names (specification, POST /v1/track): the service emits these itself. */
-export function isReservedEventName(name: string): boolean {
-  return name.startsWith('email.') || name === 'contact.subscribed' || name === 'contact.unsubscribed' || /^segment\..+\.(entry|exit)$/.test(name);
-}
 
 export const eventName = z
   .string({ required_error: 'event is required', invalid_type_error: 'event must be a string' })

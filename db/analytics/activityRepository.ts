@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CUSTOM_EVENT_NAME_SQL } from './emailMetrics';
+import { SYSTEM_EVENT_NAMES, type SystemEventName } from '../events/systemEventNames';
 
 /** The activity types of contract section 15, in the order GET /activity/types lists them. */
 export const ACTIVITY_TYPES = [
@@ -21,18 +22,13 @@ export const ACTIVITY_TYPES = [
 ] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 
-/** Types that are events recorded under the same name (the service emits them). */
-const EVENT_NAMED_TYPES: ActivityType[] = [
-  'email.sent',
-  'email.delivered',
-  'email.opened',
-  'email.clicked',
-  'email.bounced',
-  'email.complained',
-  'email.received',
-  'contact.subscribed',
-  'contact.unsubscribed',
-];
+/**
+ * Types that are events Mailroom records under the same name. `email.failed` is one of those
+ * events but no feed type: contract section 15 does not list it, so the feed leaves it out.
+ */
+const EVENT_NAMED_TYPES: ActivityType[] = SYSTEM_EVENT_NAMES.filter((name): name is Extract<SystemEventName, ActivityType> =>
+  (ACTIVITY_TYPES as readonly string[]).includes(name),
+);
 
 /** The sort key of the feed: newest first by time, then id, then type (a record can be two items). */
 export interface FeedPosition {

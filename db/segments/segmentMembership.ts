@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { compileCondition, loadReferencedSegments, type ConditionTree } from '../conditions';
+import { segmentEntryEventName, segmentExitEventName } from '../events/systemEventNames';
 
 export interface TrackedSegment {
   id: string;
@@ -19,9 +20,6 @@ export interface ReconcileResult {
   /** segment.<slug>.entry / .exit events recorded, to hand to eventTriggers.afterEventsRecorded. */
   events: RecordedEvent[];
 }
-
-export const entryEventName = (slug: string) => `segment.${slug}.entry`;
-export const exitEventName = (slug: string) => `segment.${slug}.exit`;
 
 /**
  * Brings segment_members of a tracked dynamic segment in line with its condition for the contacts
@@ -48,11 +46,11 @@ export async function reconcileTrackedSegment(
     segment.id, // added
     segment.id, // removed
     segment.projectId,
-    entryEventName(segment.slug),
+    segmentEntryEventName(segment.slug),
     eventData,
     options.emitEvents, // entered
     segment.projectId,
-    exitEventName(segment.slug),
+    segmentExitEventName(segment.slug),
     eventData,
     options.emitEvents, // exited
     segment.id, // counted

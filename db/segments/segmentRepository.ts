@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
 import { compileCondition, loadReferencedSegments, type ConditionTree } from '../conditions';
-import { entryEventName, exitEventName, reconcileTrackedSegment, type TrackedSegment } from './segmentMembership';
+import { reconcileTrackedSegment, type TrackedSegment } from './segmentMembership';
+import { segmentEntryEventName, segmentExitEventName } from '../events/systemEventNames';
 
 export interface SegmentRow {
   id: string;
@@ -346,7 +347,7 @@ export const segmentRepository = {
         segment.projectId,
         JSON.stringify(contactIds),
         segment.projectId,
-        entryEventName(segment.slug),
+        segmentEntryEventName(segment.slug),
         JSON.stringify({ segmentId: segment.id, segmentName: segment.name }),
         segment.trackMembership,
         segment.id,
@@ -375,7 +376,7 @@ export const segmentRepository = {
         segment.projectId,
         JSON.stringify(emails),
         segment.projectId,
-        exitEventName(segment.slug),
+        segmentExitEventName(segment.slug),
         JSON.stringify({ segmentId: segment.id, segmentName: segment.name }),
         segment.trackMembership,
         segment.id,
