@@ -8,7 +8,7 @@ import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchem
 import type { EmailAttachment } from '../../db/emails/emailRepository';
 import { attachmentsLimitProblem, sendTransactional } from '../../services/sending/transactionalSend';
 import { templateRepository } from '../../db/templates/templateRepository';
-import { unverifiedSenderDomain } from '../http/senderDomain';
+import { unverifiedSenderDomain } from '../../services/domains/senderDomainLookup';
 import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
 import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';

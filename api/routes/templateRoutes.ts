@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { unverifiedSenderDomain } from '../http/senderDomain';
+import { unverifiedSenderDomain } from '../../services/domains/senderDomainLookup';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS } from '../schemas/messageContentFields';
 import type { ApiDeps, AppContext, AppState } from '../state';

@@ -2,13 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { TemporalHandle } from '../../temporal/client';
-import { badRequest } from '../../lib/errors';
+import { badRequest, validationFailed } from '../../lib/errors';
 import type { CampaignRow, CampaignStatus } from '../../db/campaigns/campaignRepository';
 import { startWorkflow, workflowStartLogFields, WorkflowStartError } from '../../temporal/startWorkflow';
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 
 import { usageCaps } from '../../db/billing/usageCaps';
+import { unverifiedSenderDomain, type SenderDomainLookup } from '../domains/senderDomainLookup';
 import { campaignStatus } from './campaignStatus';
 
 /** What starting and cancelling a campaign's send needs. */
@@ -25,13 +26,34 @@ export interface SendStarted {
 }
 
 /**
+ * POST /campaigns/:id/send: a DRAFT whose sender domain is still verified and whose audience is
+ * still there starts its send (startCampaignSend). What was valid when the draft was saved may not
+ * be now: the domain lost (403), the segment deleted (422). A WorkflowStartError goes to the caller.
+ */
+export async function sendCampaign(
+  deps: CampaignSendingDeps & { senderDomains: SenderDomainLookup },
+  em: EntityManager,
+  campaign: CampaignRow,
+  scheduledFor: Date | null,
+): Promise<SendStarted> {
+  if (campaign.status !== 'DRAFT') throw notDraft('sent', campaign.status);
+  if (!(await deps.senderDomains.findVerified(campaign.projectId, campaign.from))) throw unverifiedSenderDomain(campaign.from);
+  if (campaign.audienceType === 'SEGMENT' && !campaign.segmentId) {
+    throw validationFailed([
+      { field: 'segmentId', message: "The campaign's segment was deleted; choose another audience with PUT before sending", code: 'invalid_type' },
+    ]);
+  }
+  return startCampaignSend(deps, em, campaign, scheduledFor);
+}
+
+/**
  * Starts a DRAFT's send: now (SENDING) or at `scheduledFor` (SCHEDULED); a date already past
  * sends now. The state moves first, and only from DRAFT, in one conditional UPDATE: of two
  * concurrent sends exactly one moves it and starts the workflow, the other gets the 400 any
  * non-draft gets. If the workflow cannot be started, the campaign goes back to DRAFT (unless it
  * was cancelled meanwhile) and the WorkflowStartError goes to the caller (the API answers 503 to retry).
  */
-export async function startCampaignSend(deps: CampaignSendingDeps, em: EntityManager, campaign: CampaignRow, scheduledFor: Date | null): Promise<SendStarted> {
+async function startCampaignSend(deps: CampaignSendingDeps, em: EntityManager, campaign: CampaignRow, scheduledFor: Date | null): Promise<SendStarted> {
   const later = scheduledFor && scheduledFor.getTime() > Date.now() ? scheduledFor : null;
   const status = later ? 'SCHEDULED' : 'SENDING';
   // A campaign sent now into a campaigns cap already used up would send nothing (contract 17).

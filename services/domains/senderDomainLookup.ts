@@ -3,6 +3,7 @@ import type { MailTransport } from '../../mail/mailTransport';
 import { CoalescedLookup } from '../../lib/coalescedLookup';
 import { OUTBOX_SENDER_DOMAIN, isOutboxSenderAddress } from '../../lib/domainName';
 import { domainRepository, type DomainRow } from '../../db/domains/domainRepository';
+import { ApiError } from '../../lib/errors';
 
 /** Where mail goes: a relay (SMTP_URL set) or the local outbox. */
 export type MailMode = MailTransport['kind'];
@@ -37,6 +38,20 @@ export function outboxSenderRule(fromAddress: string, mode: MailMode): OutboxSen
     allowed: false,
     reason: `${OUTBOX_SENDER_DOMAIN} sends only into the local outbox, and SMTP_URL is set: send from a verified domain of the project`,
   };
+}
+
+/**
+ * The sender-domain rule's refusal (contract sections 2 and 8): 403 with the code
+ * INTERNAL_SERVER_ERROR, a quirk the specification keeps, and a message naming the domain.
+ */
+export function unverifiedSenderDomain(fromAddress: string): ApiError {
+  const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1).toLowerCase();
+  return new ApiError(
+    403,
+    'INTERNAL_SERVER_ERROR',
+    `The domain ${domain} is not verified for this project: add it with POST /domains and verify it before sending from ${fromAddress}`,
+    { details: { domain }, suggestion: `Publish the DNS records POST /domains gives for ${domain}, then call GET /domains/:id/verify` },
+  );
 }
 
 /**
