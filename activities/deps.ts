@@ -2,7 +2,7 @@ import type { Orm } from '../db/orm';
 import type { MailTransport } from '../mail/mailTransport';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import type { EventTriggers } from '../db/events/eventTriggers';
+import type { EventTriggers } from '../services/events/eventTriggers';
 
 /** What activities work with: the services of db/ and the mail transport, created once per worker. */
 export interface ActivityDeps {

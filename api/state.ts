@@ -7,7 +7,7 @@ import type { Orm } from '../db/orm';
 import type { TemporalHandle } from '../temporal/client';
 import type { Project } from '../db/entities/project';
 import type { User } from '../db/entities/user';
-import type { EventTriggers } from '../db/events/eventTriggers';
+import type { EventTriggers } from '../services/events/eventTriggers';
 import type { ContactWriteBatcher } from '../services/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
 import type { SenderDomainLookup } from '../services/domains/senderDomainLookup';

@@ -1,5 +1,5 @@
 import type { Orm } from '../../db/orm';
-import type { EventTriggers, RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { EventTriggers, RecordedEventsBatch } from '../events/eventTriggers';
 import { executionRepository, type EventForWaitingExecution, type ExecutionToStart } from '../../db/automations/executionRepository';
 import { signalWaitingExecution, startExecution, type ExecutionTemporal } from './executionStarts';
 
@@ -51,7 +51,7 @@ async function namesOfInterest(orm: Orm, projectId: string): Promise<NamesOfInte
 
 /**
  * Recorded events → automation executions (contract section 12). Every committed event passes
- * here (db/events/eventTriggers.ts), whoever recorded it: POST /v1/track, a subscription flip,
+ * here (services/events/eventTriggers.ts), whoever recorded it: POST /v1/track, a subscription flip,
  * email activity in the API or the worker, segment entry and exit, an UPDATE_CONTACT step.
  *
  * For a batch, one cached lookup says whether any name in it triggers a workflow or is awaited

@@ -1,5 +1,5 @@
 import type { Orm } from '../../db/orm';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import { jobRepository, type JobError } from '../../db/jobs/jobRepository';
 import { contactRepository, type RecordedEvent } from '../../db/contacts/contactRepository';
 import { ContactJobFailure } from './contactJobFailure';

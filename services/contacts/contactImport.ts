@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import { jobRepository, type JobError } from '../../db/jobs/jobRepository';
 import { jobUploadRepository } from '../../db/jobs/jobUploadRepository';
 import { compareInCollationC, contactRepository, contactValueRefusal, type ContactUpsert, type RecordedEvent } from '../../db/contacts/contactRepository';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Orm } from '../../db/orm';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import type { DnsResolver } from '../../lib/dns/dnsResolver';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import type { InboundAuthResults } from '../../db/emails/emailRepository';

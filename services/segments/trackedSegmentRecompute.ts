@@ -1,5 +1,5 @@
 import type { Orm } from '../../db/orm';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import type { Logger } from '../../lib/logger';
 import { segmentRepository } from '../../db/segments/segmentRepository';
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import { emailFeedbackRepository, type BounceNotice, type ComplaintNotice, type FeedbackOutcome } from '../../db/emails/emailFeedbackRepository';
 
 /**

@@ -1,6 +1,6 @@
 import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/config';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import type { MailTransport } from '../../mail/mailTransport';
 import { emailRepository, inStoredOrder, type DeliveryOutcome, type EmailAttachment, type EmailRow, type NewEmail } from '../../db/emails/emailRepository';
 import { domainRepository, type DkimSigningKey, type DomainRow } from '../../db/domains/domainRepository';

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
 import { BillingLimitExceeded } from '../../db/billing/usageCaps';
-import type { EventTriggers } from '../../db/events/eventTriggers';
+import type { EventTriggers } from '../events/eventTriggers';
 import { splitDataChanges } from '../contacts/contactDataRules';
 import type { ContactWriteBatcher } from '../contacts/contactWriteBatcher';
 import type { CapUsageLookup } from '../billing/capUsageLookup';

@@ -1,6 +1,6 @@
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 
 let stack: TestStack;
 let project: TestProject;

@@ -8,7 +8,7 @@ import { eventually } from '../support/eventually';
 import { contactSubscribed, emailRow, eventsOf, suppressions } from '../support/emailFixtures';
 import { dkimResults, projectWithVerifiedDomain } from '../support/sendingProject';
 import { applyDeliveryReport, type DeliveryReportServices } from '../../services/inbound/deliveryReports';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 
 /**
  * Bounces and complaints by mail (contract 20) against real emails: each one is sent through the

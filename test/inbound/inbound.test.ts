@@ -5,7 +5,7 @@ import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { projectWithVerifiedDomain, verifyDomain } from '../support/sendingProject';
 import { accountWithProject, type TestAccount, type TestProject, setBillingLimits } from '../support/accounts';
 import { eventually } from '../support/eventually';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 import { SmtpDialog, converse } from './smtpDialog';
 import { RETENTION_RULES } from '../../services/retention/retentionRules';
 

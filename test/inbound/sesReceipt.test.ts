@@ -13,7 +13,7 @@ import type { TestAccount, TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { HttpClient } from '../support/http';
 import { startApiServer, type RunningApi } from '../../api/server';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 
 /**
  * SES receipt notifications (`notificationType: "Received"`, contract 20) on POST /webhooks/sns,

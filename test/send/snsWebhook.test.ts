@@ -8,7 +8,7 @@ import { accountWithProject, type TestProject } from '../support/accounts';
 import { HttpClient } from '../support/http';
 import { contactSubscribed, emailRow, eventsOf, insertContact, insertSentEmail, suppressions, type EmailFixture } from '../support/emailFixtures';
 import { startApiServer, type RunningApi } from '../../api/server';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 
 /**
  * The SNS webhook against an API whose SNS fetcher answers with a self-signed certificate made

@@ -2,7 +2,7 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { emailRow, eventsOf, insertSentEmail } from '../support/emailFixtures';
 import { emailLinks, signLinkToken } from '../../mail/links/signedLinks';
-import type { RecordedEventsBatch } from '../../db/events/eventTriggers';
+import type { RecordedEventsBatch } from '../../services/events/eventTriggers';
 
 let stack: TestStack;
 let project: TestProject;

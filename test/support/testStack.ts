@@ -21,7 +21,7 @@ import { HttpClient } from './http';
 import { createClientConnection } from '../../temporal/client';
 import { temporalConnectionOptions } from '../../temporal/connectionOptions';
 import { spawnService, type ChildService } from './processes';
-import { createEventTriggers, type EventTriggers } from '../../db/events/eventTriggers';
+import { createEventTriggers, type EventTriggers } from '../../services/events/eventTriggers';
 
 export interface TestStack {
   config: Config;

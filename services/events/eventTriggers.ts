@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../contacts/contactRepository';
+import type { RecordedEvent } from '../../db/contacts/contactRepository';
 
 export interface RecordedEventsBatch {
   projectId: string;

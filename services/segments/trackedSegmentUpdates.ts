@@ -1,7 +1,7 @@
-import type { Orm } from '../orm';
+import type { Orm } from '../../db/orm';
 import type { EventTriggers } from '../events/eventTriggers';
-import { reconcileTrackedSegment } from './segmentMembership';
-import { asTracked, segmentRepository } from './segmentRepository';
+import { reconcileTrackedSegment } from '../../db/segments/segmentMembership';
+import { asTracked, segmentRepository } from '../../db/segments/segmentRepository';
 
 interface Logger {
   error(obj: object, msg: string): void;
