@@ -144,6 +144,9 @@ const envSchema = z.object({
         : [],
     ),
   CAMPAIGN_RATE_PER_SECOND: z.coerce.number().int().min(0).max(100000).default(0),
+  // For the durability tests only (test/campaigns/campaignDurability.test.ts, test/workflows/executionDurability.test.ts):
+  // their worker process, killed mid-run, must cross continue-as-new with runs the API started.
+  // The fast tier sets the workflows' own `maxHistoryEvents` input instead.
   CAMPAIGN_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   EXECUTION_HISTORY_EVENTS: z.coerce.number().int().min(20).max(40000).optional(),
   TRACK_OPENS: booleanFromEnv.default('true'),
@@ -245,9 +248,9 @@ export interface Config {
   trackClicks: boolean;
   /** Campaign mail per second per campaign when its project sets no cap; null = as fast as the relay takes it. */
   campaignRatePerSecond: number | null;
-  /** History events after which a campaign send continues as new; undefined = the workflow's default. */
+  /** History events after which a campaign send continues as new; null = the workflow's default (CAMPAIGN_HISTORY_EVENTS: for the durability tests). */
   campaignHistoryEvents: number | null;
-  /** History events after which an automation execution continues as new; null = the workflow's default. */
+  /** History events after which an automation execution continues as new; null = the workflow's default (EXECUTION_HISTORY_EVENTS: for the durability tests). */
   executionHistoryEvents: number | null;
   /** SNS topics /webhooks/sns accepts (subscriptions and notices); empty = any topic with a valid signature. */
   snsTopicArns: string[];

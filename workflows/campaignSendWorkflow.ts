@@ -37,10 +37,10 @@ const BATCH_SIZE = 500;
  */
 const PARALLEL_BATCHES = 4;
 /**
- * Well below Temporal's history limits, the send carries on in a fresh run with its cursor
- * (CAMPAIGN_HISTORY_EVENTS sets it lower, so a test can see a campaign cross many runs).
+ * Well below Temporal's history limits, the send carries on in a fresh run with its cursor. The
+ * input's `maxHistoryEvents` sets another threshold (the fast tests cross runs with a few dozen).
  */
-const MAX_HISTORY_EVENTS = 4000;
+export const MAX_HISTORY_EVENTS = 4000;
 
 export interface CampaignProgress {
   /** STOPPED_AT_CAP: the project's monthly campaigns cap was reached (the campaign's stopReason says so). */
@@ -60,6 +60,12 @@ export interface CampaignProgress {
 export interface CampaignSendInput {
   campaignId: string;
   projectId: string;
+  /**
+   * History events after which the send carries on in a fresh run (default MAX_HISTORY_EVENTS).
+   * Else the threshold loadCampaignForSend answers (CAMPAIGN_HISTORY_EVENTS: the durability test's
+   * worker process, started through the API, crosses runs with it).
+   */
+  maxHistoryEvents?: number;
   /** Set when a run continues as new: where the previous run stopped. */
   resume?: { progress: CampaignProgress; ratePerSecond: number | null; retryDelaysSeconds: number[]; maxHistoryEvents?: number };
 }
@@ -89,7 +95,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
   setHandler(getProgress, () => progress);
   let ratePerSecond = input.resume?.ratePerSecond ?? null;
   let retryDelaysSeconds = input.resume?.retryDelaysSeconds ?? [];
-  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
 
   try {
     if (!input.resume) {
@@ -100,7 +106,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       }
       ratePerSecond = campaign.ratePerSecond;
       retryDelaysSeconds = campaign.retryDelaysSeconds;
-      maxHistoryEvents = campaign.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+      maxHistoryEvents = input.maxHistoryEvents ?? campaign.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
       const wait = campaign.scheduledFor ? Date.parse(campaign.scheduledFor) - Date.now() : 0;
       if (wait > 0) await sleep(wait);
       if (!(await beginCampaignSend({ campaignId: input.campaignId }))) {
@@ -146,10 +152,19 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
       return true;
     };
 
+    // Every launched batch has finished: the next run starts at the first unlaunched one.
+    const carryOn = () => continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds, maxHistoryEvents } });
+
     for (;;) {
       const historyFull = workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
       while (!stopped && !capReached && !historyFull && running.size < parallelBatches && (await launch()));
-      if (!running.size) break;
+      if (!running.size) {
+        // Nothing runs and the history is full before the rest of the audience was launched (a
+        // rate-capped send, one batch at a time, finds it so here): carry on in a fresh run. Runs
+        // recorded before the patch ended SENT here, the rest of their audience unsent.
+        if (historyFull && !stopped && !capReached && !(planEnded && !planned.length) && patched(CONTINUE_WHEN_IDLE_PATCH)) await carryOn();
+        break;
+      }
       const { slot, batch } = await Promise.race(running.values());
       running.delete(slot);
       if (batch.stopped) stopped = true;
@@ -170,10 +185,7 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
         if (dueMs > 0) await sleep(dueMs);
       }
       const allLaunched = planEnded && !planned.length;
-      if (historyFull && !running.size && !allLaunched && !stopped && !capReached) {
-        // Every launched batch has finished: the next run starts at the first unlaunched one.
-        await continueAsNew<typeof campaignSendWorkflow>({ ...input, resume: { progress, ratePerSecond, retryDelaysSeconds, maxHistoryEvents } });
-      }
+      if (historyFull && !running.size && !allLaunched && !stopped && !capReached) await carryOn();
     }
     if (capReached && !stopped) {
       await stopCampaignAtCap({ campaignId: input.campaignId, category: capReached.category, limit: capReached.limit, sent: progress.sent });
@@ -198,6 +210,9 @@ export async function campaignSendWorkflow(input: CampaignSendInput): Promise<Ca
     return progress;
   }
 }
+
+/** Runs recorded before this ended the send where it should have continued as new (see the loop). */
+const CONTINUE_WHEN_IDLE_PATCH = 'campaign-continue-when-idle';
 
 /**
  * Runs recorded before this started one delivery workflow for a batch's retries, however many;

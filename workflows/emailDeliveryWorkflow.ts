@@ -38,8 +38,9 @@ export interface EmailDeliverySummary {
 }
 
 /**
- * Delivers recorded emails: `send-<emailId>` for one email, `deliver-<first emailId>` for a batch
- * (contract section 14; the README says which shape runs and why). An attempt sends every email
+ * Delivers recorded emails: `send-<emailId>` for one email, `deliver-<first emailId>` for a batch,
+ * `send-<first emailId>` for an automation execution's retries (temporal/deliveryWorkflowIds.ts;
+ * contract section 14; the README says which shape runs and why). An attempt sends every email
  * still to send; those that failed temporarily (SMTP 4xx, the relay unreachable) wait out the
  * next delay and go again, until the delays are spent and they are marked FAILED. A permanent
  * refusal (5xx) is final at once.

@@ -59,6 +59,12 @@ export interface AutomationExecutionInput {
   projectId: string;
   workflowId: string;
   contactId: string;
+  /**
+   * History events after which the walk carries on in a fresh run (default MAX_HISTORY_EVENTS).
+   * The first runSteps may answer another (EXECUTION_HISTORY_EVENTS: the durability test's worker
+   * process crosses runs with it), which then applies.
+   */
+  maxHistoryEvents?: number;
   /** Where a run that continued as new carries on. */
   resume?: {
     stepId: string;
@@ -77,9 +83,9 @@ export interface AutomationExecutionResult {
 
 /**
  * History events after which the walk continues in a fresh run: a loop through a DELAY can run
- * forever (EXECUTION_HISTORY_EVENTS sets it lower, so a test can see an execution cross runs).
+ * forever. The input's `maxHistoryEvents` sets another threshold (the fast tests cross runs with a few dozen).
  */
-const MAX_HISTORY_EVENTS = 2000;
+export const MAX_HISTORY_EVENTS = 2000;
 /** Arrived events kept while no wait takes them (a signal may come a moment before the wait begins). */
 const MAX_PENDING_EVENTS = 20;
 
@@ -96,7 +102,7 @@ export async function workflowExecutionWorkflow(input: AutomationExecutionInput)
   let stepId: string | null = input.resume?.stepId ?? null;
   let sequence = input.resume?.sequence ?? 0;
   let context: Record<string, unknown> = input.resume?.context ?? {};
-  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  let maxHistoryEvents = input.resume?.maxHistoryEvents ?? input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
   let wait: PendingWait | null = input.resume?.wait ?? null;
   const arrivals: ArrivedEvent[] = [...(input.resume?.arrivals ?? [])];
   let waitingFor: string | null = null;
@@ -188,15 +194,16 @@ export async function workflowExecutionWorkflow(input: AutomationExecutionInput)
   }
 
   /**
-   * Mail SEND_EMAIL steps could not hand over yet gets the transactional delivery's retries: one
-   * email a step, from one activity's steps (STEPS_PER_ACTIVITY, 25), so within MAX_EMAILS_PER_DELIVERY.
+   * Mail SEND_EMAIL steps could not hand over yet gets the transactional delivery's retries, in
+   * one delivery workflow: one email a step, from one activity's steps (STEPS_PER_ACTIVITY, 25),
+   * so within MAX_EMAILS_PER_DELIVERY. Its id is `deliveryWorkflowIds.executionRetries`.
    */
   async function deliverLater(retry: SendRetry): Promise<void> {
     try {
       await startChild(emailDeliveryWorkflow, {
         ...deliveryWorkflowStart({
           taskQueue: workflowInfo().taskQueue,
-          workflowId: deliveryWorkflowIds.single(retry.emailIds[0]),
+          workflowId: deliveryWorkflowIds.executionRetries(retry.emailIds),
           projectId: input.projectId,
           emailIds: retry.emailIds,
           retryDelaysSeconds: retry.retryDelaysSeconds,
@@ -206,7 +213,7 @@ export async function workflowExecutionWorkflow(input: AutomationExecutionInput)
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
     } catch (err) {
-      // The delivery sweep started it first: it delivers the same emails under the same id.
+      // The delivery sweep started it first, under the id the first email's step recorded for it.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
