@@ -3,7 +3,7 @@ import type { ActivityDeps } from './deps';
 import { campaignStatus } from '../services/campaigns/campaignStatus';
 import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
-import type { UsageCategory } from '../db/billing/usageCaps';
+import type { UsageCategory } from '../services/billing/usageCaps';
 import { sendCampaignBatch, type CampaignBatchResult } from '../services/campaigns/campaignBatch';
 
 export type { CampaignBatchResult } from '../services/campaigns/campaignBatch';

@@ -21,7 +21,7 @@ import { ensureDatabase, dropDatabase } from '../launcher/embeddedPostgres';
 import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
 import { campaignSendRepository } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
-import { usageCaps } from '../db/billing/usageCaps';
+import { usageCaps } from '../services/billing/usageCaps';
 import { processCpuMs } from './support/processCpu';
 
 const BATCH = 500;

@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logger';
 import { ApiError, invalidJson, payloadTooLarge, badRequest, validationFailed } from '../../lib/errors';
 import { fromDatabaseError } from '../http/databaseErrors';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';
-import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import { BillingLimitExceeded } from '../../services/billing/usageCaps';
 
 function envelope(ctx: Context, err: ApiError) {
   return {

@@ -4,7 +4,7 @@ import { ApiError, conflict } from '../../lib/errors';
 import { parseBody, parseQuery } from '../http/validation';
 import { requireUser } from '../auth/session';
 import { requireProjectRole } from '../auth/projectAccess';
-import { USAGE_CATEGORIES, usageCaps, type CategoryUsage } from '../../db/billing/usageCaps';
+import { billingUsageRepository, USAGE_CATEGORIES, type CategoryUsage } from '../../db/billing/billingUsageRepository';
 import { ACTIVE_SUBSCRIPTION_STATUSES, billingAccountRepository } from '../../db/billing/billingAccountRepository';
 import { createStripeClient, Stripe } from '../../lib/stripe/stripeClient';
 import { limitsBody, checkoutBody, portalBody, invoicesQuery } from '../schemas/billingSchemas';
@@ -29,7 +29,7 @@ export function billingRoutes(deps: ApiDeps) {
   const base = '/users/@me/projects/:id';
 
   async function limitsReport(ctx: AppContext, projectId: string) {
-    const all = await usageCaps.all(ctx.state.em, projectId);
+    const all = await billingUsageRepository.all(ctx.state.em, projectId);
     return Object.fromEntries(USAGE_CATEGORIES.map((c) => [c, categoryReport(all[c])]));
   }
 
@@ -41,7 +41,7 @@ export function billingRoutes(deps: ApiDeps) {
   router.put(`${base}/billing-limits`, session, async (ctx) => {
     const { project } = await requireProjectRole(ctx, ctx.params.id, ['OWNER', 'ADMIN']);
     const limits = parseBody(limitsBody, ctx.request.body);
-    await usageCaps.setLimits(ctx.state.em, project.id, limits);
+    await billingUsageRepository.setLimits(ctx.state.em, project.id, limits);
     // This process's sends read the new caps at once (others within a second; see CapUsageLookup).
     deps.capUsage.forget(project.id);
     ctx.body = await limitsReport(ctx, project.id);
@@ -113,7 +113,7 @@ export function billingRoutes(deps: ApiDeps) {
 
   router.get(`${base}/billing-consumption`, session, async (ctx) => {
     const { project } = await requireProjectRole(ctx, ctx.params.id);
-    const { periodStart, periodEnd, byCategory } = await usageCaps.monthTotals(ctx.state.em, project.id);
+    const { periodStart, periodEnd, byCategory } = await billingUsageRepository.monthTotals(ctx.state.em, project.id);
     ctx.body = { periodStart, periodEnd, emails: Object.values(byCategory).reduce((a, b) => a + b, 0), byCategory };
   });
 

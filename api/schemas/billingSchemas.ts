@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { USAGE_CATEGORIES, type UsageCategory } from '../../db/billing/usageCaps';
+import { USAGE_CATEGORIES, type UsageCategory } from '../../db/billing/billingUsageRepository';
 
 /** A cap: a positive whole number of emails per calendar month, or null for none. */
 const cap = z

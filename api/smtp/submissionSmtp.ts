@@ -7,7 +7,7 @@ import { projectRepository } from '../../db/repositories/projectRepository';
 import { idempotencyKeyRepository } from '../../db/repositories/idempotencyKeyRepository';
 import { emailRepository } from '../../db/emails/emailRepository';
 import { LOGIN_THROTTLE, loginThrottleRepository } from '../../db/repositories/loginThrottleRepository';
-import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import { BillingLimitExceeded } from '../../services/billing/usageCaps';
 import { isDatabaseUnavailable } from '../../db/databaseAvailability';
 import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ContactRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
 import type { EmailType } from '../emails/emailRepository';
-import { usageCaps } from '../billing/usageCaps';
+import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
 
 /** What a campaign send reads of its campaign. */
@@ -193,7 +193,7 @@ export const campaignSendRepository = {
   async withdrawUnattempted(em: EntityManager, campaignId: string): Promise<void> {
     await em.execute(
       `with withdrawn as (delete from emails where campaign_id = ? and status = 'QUEUED' and attempts = 0 returning project_id, source, created_at),
-       released as (${usageCaps.releaseSql('withdrawn')})
+       released as (${billingUsageRepository.releaseSql('withdrawn')})
        select 1`,
       [campaignId],
     );
@@ -224,7 +224,7 @@ export const campaignSendRepository = {
            and (select status from campaigns where id = ?) is distinct from 'SENDING'
          returning e.project_id, e.source, e.created_at
        ),
-       released as (${usageCaps.releaseSql('withdrawn')})
+       released as (${billingUsageRepository.releaseSql('withdrawn')})
        select count(*)::int as n from withdrawn`,
       [campaignId, owners, waveSize, campaignId],
     );
@@ -253,7 +253,7 @@ export const campaignSendRepository = {
       }
       await tx.execute(
         `with withdrawn as (delete from emails where ${ours} returning project_id, source, created_at),
-         released as (${usageCaps.releaseSql('withdrawn')})
+         released as (${billingUsageRepository.releaseSql('withdrawn')})
          select 1`,
         params,
       );

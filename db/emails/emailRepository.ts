@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
-import { usageCaps } from '../billing/usageCaps';
+import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
 
 export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
@@ -231,7 +231,7 @@ export const emailRepository = {
        untouched as (select not exists (select 1 from request where attempts > 0 or status not in ('QUEUED', 'SUPPRESSED')) as yes),
        withdrawn as (delete from emails where id in (select id from request) and (select yes from untouched) returning project_id, source, status, created_at),
        counted as (select * from withdrawn where status = 'QUEUED'),
-       released as (${usageCaps.releaseSql('counted')})
+       released as (${billingUsageRepository.releaseSql('counted')})
        select (select yes from untouched) as withdrawn`,
       [`{${ids.join(',')}}`],
     );
@@ -375,7 +375,7 @@ export const emailRepository = {
          returning e.id, e.project_id, e.contact_id, e.subject, e.template_id, e.campaign_id, e.source, e.created_at, i.status as outcome, i.error as outcome_error
        ),
        -- An email that ends FAILED or SUPPRESSED no longer counts against its monthly cap.
-       released as (${usageCaps.releaseSql(`(select project_id, source, created_at from moved where outcome in ('FAILED', 'SUPPRESSED')) ended`)}),
+       released as (${billingUsageRepository.releaseSql(`(select project_id, source, created_at from moved where outcome in ('FAILED', 'SUPPRESSED')) ended`)}),
        recorded as (
          insert into events (project_id, contact_id, name, source, email_id, data)
          select m.project_id, m.contact_id,

@@ -1,6 +1,6 @@
 import type { Orm } from '../../db/orm';
 import { CoalescedLookup } from '../../lib/coalescedLookup';
-import { usageCaps, type CategoryUsage, type UsageCategory } from '../../db/billing/usageCaps';
+import { usageCaps, type CategoryUsage, type UsageCategory } from './usageCaps';
 
 /**
  * How long an answer that a project has no cap in a category is taken as still true. Most projects

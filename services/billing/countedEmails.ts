@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
-import { categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
+import { categoryOfSource, usageCaps, type UsageCategory } from './usageCaps';
 
 /**
  * Records emails and counts their QUEUED ones against their categories' monthly caps, in one

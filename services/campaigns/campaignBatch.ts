@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logger';
 import { campaignSendRepository } from '../../db/campaigns/campaignSendRepository';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
+import { usageCaps, type UsageCategory } from '../billing/usageCaps';
 import { CLAIM_HOLD_SECONDS, deliverRecordedEmails, type DeliveryServices } from '../sending/recordedEmailDelivery';
 import { composeEmail } from '../sending/emailComposer';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';

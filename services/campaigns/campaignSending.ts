@@ -8,7 +8,7 @@ import { startWorkflow, workflowStartLogFields, WorkflowStartError } from '../..
 import { CampaignIdSearchAttribute, ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 
-import { usageCaps } from '../../db/billing/usageCaps';
+import { usageCaps } from '../billing/usageCaps';
 import { unverifiedSenderDomain, type SenderDomainLookup } from '../domains/senderDomainLookup';
 import { campaignStatus } from './campaignStatus';
 

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CampaignStatus, CampaignStopReason } from '../../db/campaigns/campaignRepository';
 import { campaignSendRepository } from '../../db/campaigns/campaignSendRepository';
 import { campaignStatusRepository, type CampaignTarget, type StatusColumns, type TransitionedCampaign } from '../../db/campaigns/campaignStatusRepository';
-import type { UsageCategory } from '../../db/billing/usageCaps';
+import type { UsageCategory } from '../billing/usageCaps';
 import { CAMPAIGN_WAVE, campaignBatchOwners } from './campaignBatchClaims';
 
 /**

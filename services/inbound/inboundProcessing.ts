@@ -8,7 +8,7 @@ import type { InboundAuthResults } from '../../db/emails/emailRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { inboundEmailRepository, type InboundEmailToRecord } from '../../db/emails/inboundEmailRepository';
 import { inboundMessageRepository, type InboundMessageRow } from '../../db/inbound/inboundMessageRepository';
-import { usageCaps } from '../../db/billing/usageCaps';
+import { usageCaps } from '../billing/usageCaps';
 import { authenticateMessage, providerAuthResults } from './messageAuthentication';
 import { readReceivedMessage } from './receivedMessage';
 import { receivedEventData, receivedMessageData } from './receivedEventData';

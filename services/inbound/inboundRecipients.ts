@@ -1,6 +1,6 @@
 import type { Orm } from '../../db/orm';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { usageCaps } from '../../db/billing/usageCaps';
+import { usageCaps } from '../billing/usageCaps';
 import { parseDomainName } from '../../lib/domainName';
 
 /** Recipients one message may have; RCPT past it is answered 452 (contract 20). */

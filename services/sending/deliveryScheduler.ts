@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logger';
 import type { TemporalHandle } from '../../temporal/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
-import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../../db/billing/usageCaps';
+import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../billing/usageCaps';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { MAX_EMAILS_PER_DELIVERY, deliveryWorkflowIds, deliveryWorkflowStart } from '../../temporal/deliveryWorkflowStart';
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
-import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import { capRefusal } from '../billing/usageCaps';
 import type { EventTriggers } from '../events/eventTriggers';
 import { splitDataChanges } from '../contacts/contactDataRules';
 import type { ContactWriteBatcher } from '../contacts/contactWriteBatcher';
@@ -73,7 +73,7 @@ export async function sendTransactional(deps: TransactionalSendDeps, em: EntityM
   // that type is left to the reservation that records the emails (deliveryScheduler).
   if (content.type !== 'MARKETING') {
     const caps = await deps.capUsage.current(projectId, 'transactional');
-    if (caps.limit !== null && caps.usage + recipients.length > caps.limit) {
+    if (capRefusal('transactional', caps, recipients.length)) {
       // Only at the cap's edge does it matter which recipients are suppressed (they count nowhere).
       const suppressed = await emailRepository.suppressedAddresses(
         em,
@@ -81,7 +81,8 @@ export async function sendTransactional(deps: TransactionalSendDeps, em: EntityM
         recipients.map((r) => r.email),
       );
       const counted = recipients.filter((r) => !suppressed.has(r.email)).length;
-      if (caps.usage + counted > caps.limit) throw new BillingLimitExceeded('transactional', caps.limit, caps.usage, counted);
+      const refusal = capRefusal('transactional', caps, counted);
+      if (refusal) throw refusal;
     }
   }
 

@@ -7,7 +7,7 @@ import { eventually } from '../support/eventually';
 import { projectDeliveriesClosed } from '../support/temporalRuns';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { recordCountedEmails } from '../../services/billing/countedEmails';
-import { BillingLimitExceeded } from '../../db/billing/usageCaps';
+import { BillingLimitExceeded } from '../../services/billing/usageCaps';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
 
 /** Monthly caps (contract 17) with billing off: the caps apply, the Stripe endpoints do not exist. */

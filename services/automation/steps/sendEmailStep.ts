@@ -11,7 +11,7 @@ import { deliveryWorkflowIds } from '../../../temporal/deliveryWorkflowStart';
 import type { ContactRow } from '../../../db/contacts/contactRepository';
 import { StepConfigError } from '../stepConfigs';
 import { recordCountedEmails } from '../../billing/countedEmails';
-import { BillingLimitExceeded } from '../../../db/billing/usageCaps';
+import { BillingLimitExceeded } from '../../billing/usageCaps';
 import { projectRepository } from '../../../db/repositories/projectRepository';
 
 const EMAIL_SHAPE = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
