@@ -59,6 +59,11 @@ export interface TemporalDevServer {
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 10_000;
 const OUTPUT_TAIL_CHARS = 4000;
+/**
+ * The first characters of a start's output are kept too: a server that cannot bind a port logs
+ * why in its first line, then panics with a stack longer than the tail.
+ */
+const OUTPUT_HEAD_CHARS = 2000;
 const START_ATTEMPTS = 3;
 
 /** Servers started here and still running; signalled if this process exits without stopping them. */
@@ -108,7 +113,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Polls until the frontend answers getSystemInfo, the namespace exists, and the `wanted` search
  * attributes are registered in it. Rejects early if the server process exits (or never ran).
  */
-async function waitUntilReady(child: ChildProcess, address: string, namespace: string, wanted: string[], outputTail: () => string): Promise<void> {
+async function waitUntilReady(child: ChildProcess, address: string, namespace: string, wanted: string[], startOutput: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let lastError: unknown;
   let spawnError: Error | undefined;
@@ -146,10 +151,9 @@ async function waitUntilReady(child: ChildProcess, address: string, namespace: s
     if (outcome === 'ready') return;
     if (outcome === 'gone') {
       if (spawnError) throw new Error(`Could not run ${child.spawnfile}: ${spawnError.message}`);
-      const output = outputTail();
+      const output = startOutput();
       throw new ServerExitedError(
-        `The Temporal dev server exited during startup (code ${child.exitCode ?? child.signalCode}).\n` +
-          `Server output (tail):\n${output.trimEnd() || '(none)'}`,
+        `The Temporal dev server exited during startup (code ${child.exitCode ?? child.signalCode}).\n` + `Server output:\n${output.trimEnd() || '(none)'}`,
         output,
       );
     }
@@ -158,17 +162,18 @@ async function waitUntilReady(child: ChildProcess, address: string, namespace: s
   const reason = lastError instanceof Error ? lastError.message : String(lastError);
   throw new Error(
     `The Temporal dev server at ${address} was not ready (namespace ${namespace}) within ${READY_TIMEOUT_MS / 1000} s: ${reason}\n` +
-      `Server output (tail):\n${outputTail().trimEnd() || '(none)'}`,
+      `Server output:\n${startOutput().trimEnd() || '(none)'}`,
   );
 }
 
-function readFileTail(file: string, fromOffset: number): string {
+/** Up to `maxChars` of `file` from `fromOffset` on: its start (`'head'`) or its end (`'tail'`). */
+function readFileSlice(file: string, fromOffset: number, maxChars: number, end: 'head' | 'tail'): string {
   try {
     const fd = fs.openSync(file, 'r');
     try {
       const size = fs.fstatSync(fd).size;
-      const start = Math.max(fromOffset, size - OUTPUT_TAIL_CHARS);
-      const buffer = Buffer.alloc(Math.max(0, size - start));
+      const start = end === 'tail' ? Math.max(fromOffset, size - maxChars) : fromOffset;
+      const buffer = Buffer.alloc(Math.max(0, Math.min(maxChars, size - start)));
       fs.readSync(fd, buffer, 0, buffer.length, start);
       return buffer.toString('utf8');
     } finally {
@@ -177,6 +182,22 @@ function readFileTail(file: string, fromOffset: number): string {
   } catch {
     return '';
   }
+}
+
+/** The output's head and tail, joined with a marker where something between them was left out. */
+function headAndTail(head: string, tail: string, total: number): string {
+  if (total <= head.length + tail.length) return head + tail.slice(Math.max(0, head.length + tail.length - total));
+  return `${head}\n[… ${total - head.length - tail.length} characters left out …]\n${tail}`;
+}
+
+/**
+ * The ports the server could not bind (its log says `listen tcp 127.0.0.1:PORT: bind: address
+ * already in use`). Besides the ports it is given, the dev server picks ports for its own history,
+ * matching and worker services; another process can take one of those between its pick and its
+ * bind, and the server then dies at startup (a nil-pointer panic after the log line).
+ */
+export function portsInUseAtStart(output: string): number[] {
+  return [...output.matchAll(/listen tcp [^\s"]*:(\d+): bind: address already in use/g)].map((m) => Number(m[1]));
 }
 
 async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
@@ -196,6 +217,8 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   let logFd: number | undefined;
   let logStart = 0;
   let memoryTail = '';
+  let memoryHead = '';
+  let memoryTotal = 0;
   if (opts.logFile) {
     logFd = fs.openSync(opts.logFile, 'a');
     logStart = fs.fstatSync(logFd).size;
@@ -212,16 +235,31 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
   }
   child.on('error', () => undefined); // startup reports spawn errors; a later failed kill must not crash us
   child.stderr?.on('data', (chunk: Buffer) => {
-    memoryTail = (memoryTail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    const text = chunk.toString('utf8');
+    if (memoryHead.length < OUTPUT_HEAD_CHARS) memoryHead = (memoryHead + text).slice(0, OUTPUT_HEAD_CHARS);
+    memoryTotal += text.length;
+    memoryTail = (memoryTail + text).slice(-OUTPUT_TAIL_CHARS);
   });
-  const outputTail = () => (opts.logFile ? readFileTail(opts.logFile, logStart) : memoryTail);
+  const logFile = opts.logFile;
+  const outputTail = () => (logFile ? readFileSlice(logFile, logStart, OUTPUT_TAIL_CHARS, 'tail') : memoryTail);
+  /** What this start printed: its first and last lines, for the reason it died. */
+  const startOutput = () => {
+    if (!logFile) return headAndTail(memoryHead, memoryTail, memoryTotal);
+    let size = logStart;
+    try {
+      size = fs.statSync(logFile).size;
+    } catch {
+      /* gone: what we can read is empty */
+    }
+    return headAndTail(readFileSlice(logFile, logStart, OUTPUT_HEAD_CHARS, 'head'), outputTail(), size - logStart);
+  };
   trackForExit(child);
   const exited = exitOf(child);
 
   const address = `${connectHost(ip)}:${port}`;
   try {
     const wanted = withSearchAttributes ? mailroomSearchAttributes.map((key) => key.name) : [];
-    await waitUntilReady(child, address, opts.namespace, wanted, outputTail);
+    await waitUntilReady(child, address, opts.namespace, wanted, startOutput);
   } catch (err) {
     await stopChild(child);
     throw err;
@@ -240,18 +278,20 @@ async function startOnce(opts: TemporalDevServerOptions): Promise<TemporalDevSer
 
 /**
  * Starts `temporal server start-dev` and resolves once its frontend answers, `namespace`
- * exists and Mailroom's search attributes are registered. When ports were picked here and
- * the server dies during startup (most likely another process took the port in between),
- * it tries again with new ports.
+ * exists and Mailroom's search attributes are registered. When the server dies during startup
+ * because a port was taken between its pick and its bind (one picked here, or one the server
+ * picks for its own services), it tries again, with new picks; a port the caller gave that is
+ * in use fails at once.
  */
 export async function startTemporalDevServer(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
-  const portsPicked = !opts.port || opts.uiPort === 0;
+  const givenPorts = new Set([opts.port, opts.uiPort].filter((p): p is number => typeof p === 'number' && p > 0));
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(opts);
     } catch (err) {
-      const portTaken = err instanceof ServerExitedError && /address already in use|bind/i.test(err.output);
-      if (!portTaken || !portsPicked || attempt >= START_ATTEMPTS) throw err;
+      const taken = err instanceof ServerExitedError ? portsInUseAtStart(err.output) : [];
+      const pickedPortTaken = taken.length > 0 && taken.every((port) => !givenPorts.has(port));
+      if (!pickedPortTaken || attempt >= START_ATTEMPTS) throw err;
     }
   }
 }
