@@ -1,5 +1,6 @@
 import { MAX_DATA_BYTES, MAX_DATA_KEYS, applyDataChanges, dataProblem, requestVariables, splitDataChanges } from '../../../services/contacts/contactDataRules';
 import { templateVariables } from '../../../services/sending/templateVariables';
+import { emailLinks } from '../../../mail/links/signedLinks';
 
 /**
  * The contact data rules (services/contacts/contactDataRules.ts) and the template variables built
@@ -99,7 +100,11 @@ describe('templateVariables', () => {
   });
 
   it('the three links when given', () => {
-    const links = { unsubscribeUrl: 'https://x/u', subscribeUrl: 'https://x/s', manageUrl: 'https://x/m' };
-    expect(templateVariables(contact, {}, links)).toMatchObject(links);
+    const links = emailLinks('https://mail.example.org', 'a-secret', { emailId: 'e1', contactId: 'c1' });
+    expect(templateVariables(contact, {}, links)).toMatchObject({
+      unsubscribeUrl: links.unsubscribeUrl,
+      subscribeUrl: links.subscribeUrl,
+      manageUrl: links.manageUrl,
+    });
   });
 });

@@ -28,7 +28,7 @@ type ActivityMap = Record<string, (...args: any[]) => Promise<unknown>>;
 export interface TestQueues {
   /** The workflows' task queue (also their activities'). */
   taskQueue: string;
-  /** Where delivery workflows go (campaign and execution retries, the delivery sweep's starts). */
+  /** Where delivery workflows go (campaign and execution retries, the delivery sweep's starts): no worker polls it, a test looks at them. */
   deliveryQueue: string;
   /** Where an import's activity goes. */
   importQueue: string;
@@ -37,9 +37,7 @@ export interface TestQueues {
 export interface FastTemporalOptions<A> {
   /** The activities the file's workflows call: each goes to the stand-in the running test gave (standIns). */
   activities: Array<keyof A & string>;
-  /** Also run delivery workflows (on the delivery queue); without, they wait there for a test to look at them. */
-  delivery?: boolean;
-  /** Also run the import queue's activities. */
+  /** Also run the activities on the import task queue (an import's work goes there). */
   imports?: boolean;
 }
 
@@ -66,8 +64,8 @@ function workflowBundle(): { codePath: string; instrumented: boolean } | Promise
 }
 
 /**
- * Starts the server and the file's workers (one per queue, for the whole file: a worker takes
- * about a second to start, a workflow then tens of milliseconds). An activity without a stand-in
+ * Starts the server and the file's worker (for the whole file: a worker takes about a second to
+ * start, a workflow then tens of milliseconds). An activity without a stand-in
  * fails at once, not retried, so a test missing one fails instead of waiting.
  */
 export async function startFastTemporal<A extends object>(options: FastTemporalOptions<A>): Promise<FastTemporal<A>> {
@@ -110,18 +108,18 @@ export async function startFastTemporal<A extends object>(options: FastTemporalO
 
   const taskQueue = `fast-${crypto.randomUUID()}`;
   const queues: TestQueues = { taskQueue, deliveryQueue: deliveryTaskQueue(taskQueue), importQueue: importTaskQueue(taskQueue) };
-  const workers: Worker[] = [];
-  for (const queue of [taskQueue, ...(options.delivery ? [queues.deliveryQueue] : []), ...(options.imports ? [queues.importQueue] : [])]) {
-    const workerOptions = {
-      connection: env.nativeConnection,
-      taskQueue: queue,
-      workflowBundle: workflowBundleOption,
-      activities,
-      // At the end of the file, an activity still running (a stand-in that waits) is not waited for.
-      shutdownGraceTime: '1 second',
-    } satisfies WorkerOptions;
-    workers.push(await Worker.create(coverage ? coverage.augmentWorkerOptionsWithBundle(workerOptions) : workerOptions));
-  }
+  const workerOptions = {
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: workflowBundleOption,
+    activities,
+    // At the end of the file, an activity still running (a stand-in that waits) is not waited for.
+    shutdownGraceTime: '1 second',
+  } satisfies WorkerOptions;
+  const workers = [await Worker.create(coverage ? coverage.augmentWorkerOptionsWithBundle(workerOptions) : workerOptions)];
+  // Activities only (no workflow code to load: a second of the worker's start).
+  if (options.imports)
+    workers.push(await Worker.create({ connection: env.nativeConnection, taskQueue: queues.importQueue, activities, shutdownGraceTime: '1 second' }));
   const running = workers.map((worker) => worker.run());
 
   return {
