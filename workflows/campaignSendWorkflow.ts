@@ -40,7 +40,7 @@ const PARALLEL_BATCHES = 4;
  * Well below Temporal's history limits, the send carries on in a fresh run with its cursor. The
  * input's `maxHistoryEvents` sets another threshold (the fast tests cross runs with a few dozen).
  */
-export const MAX_HISTORY_EVENTS = 4000;
+const MAX_HISTORY_EVENTS = 4000;
 
 export interface CampaignProgress {
   /** STOPPED_AT_CAP: the project's monthly campaigns cap was reached (the campaign's stopReason says so). */

@@ -85,7 +85,7 @@ export interface AutomationExecutionResult {
  * History events after which the walk continues in a fresh run: a loop through a DELAY can run
  * forever. The input's `maxHistoryEvents` sets another threshold (the fast tests cross runs with a few dozen).
  */
-export const MAX_HISTORY_EVENTS = 2000;
+const MAX_HISTORY_EVENTS = 2000;
 /** Arrived events kept while no wait takes them (a signal may come a moment before the wait begins). */
 const MAX_PENDING_EVENTS = 20;
 
