@@ -1,8 +1,8 @@
 /**
  * A Temporal server for one fast test file: `TestWorkflowEnvironment.createLocal()` on the Temporal
  * CLI that scripts/temporal-binary.cjs built (no download), with Mailroom's search attributes, and
- * workers that run the real workflow bundle against activity stand-ins, each test on task queues
- * of its own.
+ * a worker for the file that runs the real workflow bundle against the activity stand-ins the
+ * running test gives.
  *
  * Works under both configs: jest.fast.config.js (its setup builds the bundle, instrumented under
  * --coverage) and jest.config.js (`npm test`: the bundle its setup built for every test file).
@@ -51,16 +51,14 @@ export interface FastTemporal<A> extends TestQueues {
 
 const WORKFLOWS_DIR = path.dirname(require.resolve('../../../workflows')) + path.sep;
 
-let builtBundle: Promise<{ code: string }> | undefined;
-
-function workflowBundle(): { codePath: string; instrumented: boolean } | Promise<{ code: string }> {
+/** The workflow code: the fast setup's bundle, else the whole suite's, else one bundled now. */
+async function workflowBundle(): Promise<{ option: { codePath: string } | { code: string }; instrumented: boolean }> {
   const fast = process.env[FAST_BUNDLE_ENV];
-  if (fast) return { codePath: fast, instrumented: process.env[FAST_COVERAGE_ENV] === '1' };
+  if (fast) return { option: { codePath: fast }, instrumented: process.env[FAST_COVERAGE_ENV] === '1' };
   // Under `npm test`: the bundle test/support/globalSetup.ts built for every file.
   const shared = process.env.MAILROOM_WORKFLOW_BUNDLE;
-  if (shared) return { codePath: shared, instrumented: false };
-  builtBundle ??= bundleWorkflowCode(workflowBundleOptions());
-  return builtBundle;
+  if (shared) return { option: { codePath: shared }, instrumented: false };
+  return { option: { code: (await bundleWorkflowCode(workflowBundleOptions())).code }, instrumented: false };
 }
 
 /**
@@ -84,15 +82,13 @@ export async function startFastTemporal<A extends object>(options: FastTemporalO
       log: { format: 'pretty', level: 'error' },
     },
   });
-  const given = workflowBundle();
-  const bundle = 'codePath' in given ? given : { code: (await given).code, instrumented: false };
+  const bundle = await workflowBundle();
   let coverage: WorkflowCoverage | undefined;
   if (bundle.instrumented) {
     // The sandbox's coverage arrives through a sink and is merged into this file's (what jest reports).
     (globalThis as { __coverage__?: unknown }).__coverage__ ??= {};
     coverage = new WorkflowCoverage();
   }
-  const workflowBundleOption = 'codePath' in bundle ? { codePath: bundle.codePath } : { code: bundle.code };
 
   let current: Partial<ActivityMap> = {};
   const activities: ActivityMap = Object.fromEntries(
@@ -111,7 +107,7 @@ export async function startFastTemporal<A extends object>(options: FastTemporalO
   const workerOptions = {
     connection: env.nativeConnection,
     taskQueue,
-    workflowBundle: workflowBundleOption,
+    workflowBundle: bundle.option,
     activities,
     // At the end of the file, an activity still running (a stand-in that waits) is not waited for.
     shutdownGraceTime: '1 second',
