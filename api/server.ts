@@ -81,6 +81,8 @@ export async function startApiServer(
   const connections = trackConnections(server);
   const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false };
   const inboundReception = new InboundReception({ orm, temporal, logger });
+  // One per process, read by the send path and by the inbound listener's RCPT (the `inbound` cap).
+  const capUsage = new CapUsageLookup(orm);
   const deps: ApiDeps = {
     config,
     orm,
@@ -90,10 +92,10 @@ export async function startApiServer(
     contactWrites: new ContactWriteBatcher(orm),
     apiKeys: new ApiKeyResolver(orm),
     senderDomains: new SenderDomainLookup(orm, mailModeOf(config)),
-    capUsage: new CapUsageLookup(orm),
+    capUsage,
     deliveries,
     snsFetch: options.snsFetch,
-    inbound: { recipients: new InboundRecipients(orm, config.smtpListeners), reception: inboundReception },
+    inbound: { recipients: new InboundRecipients(orm, config.smtpListeners, capUsage), reception: inboundReception },
     objectStore,
     isDraining: connections.isDraining,
     smtpStatus,

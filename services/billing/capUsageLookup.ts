@@ -4,17 +4,25 @@ import { usageCaps, type CategoryUsage, type UsageCategory } from './usageCaps';
 
 /**
  * How long an answer that a project has no cap in a category is taken as still true. Most projects
- * have none, and the send path asked for every send: one round trip of the few a send waits on.
+ * have none, and the send path and the inbound listener's RCPT ask for every send and every
+ * recipient: a round trip saved on each.
  */
 const NO_CAP_REMEMBERED_MS = 1_000;
 
 /**
  * A category's cap and this month's count, as the send path reads them to refuse a send the cap
- * clearly cannot take before anything is written. Concurrent sends of one project share the read
- * (lib/coalescedLookup.ts); the reservation in the recording transaction is what decides, so an
- * answer of "no cap" is remembered for a second: a cap set within that second on another API
- * process is still enforced by the reservation (402, nothing sent), only the contacts of the
- * refused send may already have been written.
+ * clearly cannot take before anything is written, and as the inbound listener's RCPT reads them
+ * to answer 452 4.2.2 to a project at its `inbound` cap (services/inbound/inboundRecipients.ts).
+ * One instance per API process.
+ *
+ * A project with a cap is read at every call: concurrent calls for one project and category
+ * share one statement (lib/coalescedLookup.ts), and each answer was read after the call was made,
+ * so a count another process committed before it is always seen. Only an answer of "no cap" is
+ * remembered, for NO_CAP_REMEMBERED_MS; a cap set through this process ends that at once
+ * (`forget`), one set through another process within that second is not yet seen here: a send
+ * is then still held by the reservation in its recording transaction (402, nothing sent; only the
+ * contacts of the refused send may already have been written), and a message RCPT lets in is
+ * recorded without an event by processing (services/inbound/inboundProcessing.ts).
  */
 export class CapUsageLookup {
   private readonly lookup: CoalescedLookup<CategoryUsage>;

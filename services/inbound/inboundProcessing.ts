@@ -124,11 +124,12 @@ const pastCapReason = (limit: number) =>
 /**
  * One transaction: the senders' contacts, the copies not recorded yet, their count and their
  * events. A copy past the project's `inbound` cap is recorded and counted (the message was taken:
- * SES cannot be asked to keep it, and the listener's RCPT check reads a count up to a second old)
- * but fires no email.received, and its record says why (contract 20). With a cap, the counter
- * row is locked first, so concurrent transactions of the project see each other's copies; without
- * one it is locked last (by `add`), so they do not queue on it. (A cap set while two transactions
- * of a project run can make them wait on each other; PostgreSQL ends one as a deadlock and the
+ * SES cannot be asked to keep it, and the listener's RCPT sees only counted messages, so the
+ * messages it let in before the one that reached the cap was counted here can pass it) but fires
+ * no email.received, and its record says why (contract 20). With a cap, the counter row is
+ * locked first, so concurrent transactions of the project see each other's copies; without one
+ * it is locked last (by `add`), so they do not queue on it. (A cap set while two transactions of
+ * a project run can make them wait on each other; PostgreSQL ends one as a deadlock and the
  * activity retries it.)
  */
 async function recordCopies(services: InboundProcessingServices, projectId: string, copies: PreparedCopy[]): Promise<RecordedEvent[]> {

@@ -1,14 +1,12 @@
 import type { Orm } from '../../db/orm';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { usageCaps } from '../billing/usageCaps';
+import type { CapUsageLookup } from '../billing/capUsageLookup';
 import { parseDomainName } from '../../lib/domainName';
 
 /** Recipients one message may have; RCPT past it is answered 452 (contract 20). */
 export const MAX_INBOUND_RECIPIENTS = 50;
 /** How long which projects verified a domain is remembered: RCPT must not cost a query each. */
 const DOMAIN_TTL_MS = 5_000;
-/** How long a project's `inbound` count is remembered; the cap is a monthly budget, a second late is harmless. */
-const CAP_TTL_MS = 1_000;
 
 export type RecipientVerdict =
   { accepted: true; address: string; projectIds: string[]; returnPath: boolean } | { accepted: false; code: 550 | 452; message: string };
@@ -25,23 +23,27 @@ const refusedRelay = (what: string): RecipientVerdict => ({ accepted: false, cod
  */
 export class InboundRecipients {
   private readonly domains = new Map<string, { projectIds: Promise<string[]>; until: number }>();
-  private readonly caps = new Map<string, { atCap: Promise<boolean>; until: number }>();
 
   constructor(
     private readonly orm: Orm,
     private readonly settings: { inboundMxHost: string | null; returnPathSubdomain: string },
+    /** The API process's cap reader, shared with the send path (services/billing/capUsageLookup.ts). */
+    private readonly caps: CapUsageLookup,
   ) {}
 
   /**
    * RCPT TO: who receives, less the projects at their `inbound` cap; when every project is at
-   * its cap, 452 4.2.2, so the sending server keeps the message and tries again later.
+   * its cap, 452 4.2.2, so the sending server keeps the message and tries again later. The count
+   * of a project with a cap is read after RCPT asked, never remembered: once the count committed
+   * by processing (whichever API process took the message) reaches the cap, as GET billing-limits
+   * then reports, every process refuses. Only "no cap" is remembered, for a second (CapUsageLookup).
    */
   async check(rawAddress: string): Promise<RecipientVerdict> {
     const verdict = await this.whoReceives(rawAddress);
     // Bounce reports are feedback, not mail: the `inbound` cap does not hold them back.
     if (!verdict.accepted || verdict.returnPath) return verdict;
-    const open: string[] = [];
-    for (const projectId of verdict.projectIds) if (!(await this.atCap(projectId))) open.push(projectId);
+    const full = await Promise.all(verdict.projectIds.map((projectId) => this.atCap(projectId)));
+    const open = verdict.projectIds.filter((_, i) => !full[i]);
     if (!open.length)
       return { accepted: false, code: 452, message: '4.2.2 Mailbox full: the recipient project reached its monthly inbound cap; try again later' };
     return { ...verdict, projectIds: open };
@@ -88,15 +90,9 @@ export class InboundRecipients {
     return projectIds;
   }
 
-  private atCap(projectId: string): Promise<boolean> {
-    const now = Date.now();
-    const cached = this.caps.get(projectId);
-    if (cached && cached.until > now) return cached.atCap;
-    const atCap = usageCaps.current(this.orm.em.fork(), projectId, 'inbound').then(({ limit, usage }) => limit !== null && usage >= limit);
-    this.caps.set(projectId, { atCap, until: now + CAP_TTL_MS });
-    atCap.catch(() => this.caps.delete(projectId));
-    if (this.caps.size > 10_000) this.evictExpired(this.caps, now);
-    return atCap;
+  private async atCap(projectId: string): Promise<boolean> {
+    const { limit, usage } = await this.caps.current(projectId, 'inbound');
+    return limit !== null && usage >= limit;
   }
 
   private evictExpired(map: Map<string, { until: number }>, now: number): void {
