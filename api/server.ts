@@ -33,9 +33,10 @@ export interface RunningApi {
   /** The SMTP roles it runs (contract 20), each null when off. */
   smtp: RunningSmtpListeners;
   /**
-   * Stops accepting connections, answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS),
-   * then closes pools. With `noticeMs` (API_SHUTDOWN_NOTICE_MS, on SIGTERM) it first goes on
-   * listening that long with /health at 503, so load balancers stop sending before it refuses.
+   * Closes the SMTP listeners (sessions in progress get their reply), stops accepting connections,
+   * answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS), then closes pools. With
+   * `noticeMs` (API_SHUTDOWN_NOTICE_MS, on SIGTERM) it first goes on listening for HTTP that long
+   * with /health at 503, so load balancers stop sending before it refuses.
    */
   close(options?: { noticeMs?: number }): Promise<void>;
 }
@@ -64,12 +65,11 @@ export async function startApiServer(
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     // One round in flight: sends arriving meanwhile form the next round, so under load rounds
-    // grow and each carries more mail per delivery workflow (bench:send: 16 emails per workflow
-    // and 300 accepted/s with one round in flight, 7 and 277/s with four).
+    // grow and each carries more mail per delivery workflow; more rounds in flight split the same
+    // sends into more, smaller workflows and accept no more per second (measured: README, bench:send).
     { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
   );
   const objectStore = createObjectStore(config);
-  // Which SMTP roles listen, for GET /config; set once each listener is up.
   // In the background: a large uploads directory does not hold up the start.
   const temporariesRemoved = removeAbandonedUploadTemporaries(objectStore, config.retention, logger);
   const server = http.createServer();
@@ -77,8 +77,10 @@ export async function startApiServer(
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 120_000;
-  // Before the app's request listener (added below), so the tracker sees every request first.
+  // Connections and requests in progress, for close()'s drain and /health's 503 while it runs
+  // (api/httpDrain.ts; its request listener goes before the app's, wherever this stands).
   const connections = trackConnections(server);
+  // Which SMTP roles listen, for GET /config; set once each listener is up.
   const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false };
   const inboundReception = new InboundReception({ orm, temporal, logger });
   // One per process, read by the send path and by the inbound listener's RCPT (the `inbound` cap).
@@ -127,7 +129,8 @@ export async function startApiServer(
       await smtp.close();
       const { forced } = await connections.drain(config.apiShutdownGraceMs, closeOptions.noticeMs ?? 0);
       if (forced > 0) logger.warn({ graceMs: config.apiShutdownGraceMs, connections: forced }, 'shutdown grace period over: closed connections still open');
-      // Sessions and SES notices in progress get their answer (a stored message its 250 or 200) before the pools close.
+      // Every message was answered above (its 250 or 200 once stored): the processing workflows
+      // still gathering start now, and every start ends, before the Temporal client closes.
       await inboundReception.drain();
       await segmentUpdates.close();
       await executionTriggers.close();

@@ -44,7 +44,6 @@ export interface ApiDeps {
   smtpStatus?: SmtpListenerStatus;
   /** True once the server has begun to shut down (api/httpDrain.ts): /health answers 503. */
   isDraining?: () => boolean;
-  /** Which SMTP listener roles listen (GET /config); absent = none. */
 }
 
 export interface AppState {
@@ -55,7 +54,7 @@ export interface AppState {
   keyKind?: 'public' | 'secret' | 'session';
   /** The rate limiter's verdict on this request, when the key lookup already counted it. */
   rateLimitHit?: import('../db/repositories/rateLimitRepository').RateLimitHit;
-  /** Set by the session middleware. */
+  /** Set by the session middleware, and by the key middleware for a session + X-Project-Id. */
   user?: User;
 }
 

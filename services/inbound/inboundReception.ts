@@ -24,10 +24,10 @@ interface PendingMessage {
 const MAX_ROUND = 400;
 /**
  * How long a project's processing workflow gathers stored messages before it starts (unless it
- * fills up first). Rounds are small when mail arrives at a steady rate (one or two messages each
- * at 200 a second), and a workflow per round would ask the dev server for more starts than the
- * hundred a second it manages: 250 ms makes ~50-message workflows at that rate, and is all the
- * wait a message adds before processing.
+ * fills up first). Rounds are small when mail arrives at a steady rate (one or two messages
+ * each), and a workflow per round would ask Temporal for more starts than it manages (README,
+ * bench:inbound): each workflow takes a quarter of a second's messages instead, and that quarter
+ * of a second is all the wait a message adds before processing.
  */
 const GATHER_MS = 250;
 
@@ -52,8 +52,8 @@ interface Gathering {
  * being written form the next round, one INSERT for all of them, as /v1/send's rounds do
  * (services/sending/deliveryScheduler.ts). Each project's stored messages gather into one
  * processing workflow for GATHER_MS or up to MAX_MESSAGES_PER_INBOUND_WORKFLOW messages, and it
- * is started then: one workflow per message would cap reception near the hundred workflow
- * starts a second the dev server manages on this machine.
+ * is started then: one workflow per message, or per reception round, would hold processing to
+ * the rate Temporal starts workflows, far below the rate messages are received (GATHER_MS).
  *
  * The 250 does not wait for the start: the stored row (with its workflow's id) is what makes the
  * message safe. A start that fails (Temporal away, the process killed in between) leaves the

@@ -25,9 +25,10 @@ function truncateUtf8(text: string, maxBytes: number): string {
  * Lines longer than this are paragraph text to the reply parser, never an attribution ("On …
  * wrote:"), a signature or a separator: it is given a short stand-in for each, and the line is
  * put back in its answer. email-reply-parser reverses every line character by character and
- * tries some fifty patterns on it, about 0.45 µs per character: 4 ms for a message whose 9 KB
- * paragraph is one line (common in mail written without wrapping), a quarter of a worker's CPU
- * at 60 received messages a second, and ~30 ms for a 64 KB line anyone can send.
+ * tries some fifty patterns on it, so its cost grows with each line's length: a paragraph written
+ * as one line (common in mail written without wrapping) made it, with the garbage its reversals
+ * leave, the largest share of the worker's CPU in processing received mail, and anyone can send
+ * a line as long as the text part allows (the measurement: README, bench:inbound).
  */
 const PARSED_LINE_MAX_CHARS = 1000;
 /** A stand-in is private-use characters around the line's index: no pattern of the parser matches it. */
