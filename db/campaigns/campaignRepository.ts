@@ -14,8 +14,6 @@ export type AudienceType = (typeof AUDIENCE_TYPES)[number];
 export const CAMPAIGN_SORTS = ['name', 'createdAt', 'updatedAt'] as const;
 export type CampaignSort = (typeof CAMPAIGN_SORTS)[number];
 
-/** States in which a campaign may still be edited (contract section 11). */
-export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
 /** States in which a send is under way: such a campaign can be cancelled, not deleted. */
 export const ACTIVE_STATUSES: readonly CampaignStatus[] = ['SCHEDULED', 'SENDING'];
 
@@ -176,17 +174,23 @@ export const campaignRepository = {
   },
 
   /**
-   * Sets the given fields, only while the campaign is still in an editable state: the check and
-   * the write are one statement, so a send starting meanwhile cannot be edited under it.
-   * Null when no editable campaign matched (missing, or its state changed).
+   * Sets the given fields, only while the campaign is in one of `statuses`: the check and the
+   * write are one statement, so a send starting meanwhile cannot be edited under it.
+   * Null when no campaign in those states matched (missing, or its state changed).
    */
-  async updateEditable(em: EntityManager, projectId: string, id: string, changes: Partial<CampaignFields>): Promise<CampaignRow | null> {
+  async updateWhileStatusIn(
+    em: EntityManager,
+    projectId: string,
+    id: string,
+    statuses: readonly CampaignStatus[],
+    changes: Partial<CampaignFields>,
+  ): Promise<CampaignRow | null> {
     const entries = FIELD_KEYS.filter((key) => changes[key] !== undefined);
     const rows = await em.execute(
       `update campaigns set ${entries.map((key) => `${columns[key]} = ?, `).join('')}updated_at = now()
-       where project_id = ? and id = ? and status in (${EDITABLE_STATUSES.map(() => '?').join(', ')})
+       where project_id = ? and id = ? and status in (${statuses.map(() => '?').join(', ')})
        returning id`,
-      [...entries.map((key) => columnValue(key, changes)), projectId, id, ...EDITABLE_STATUSES],
+      [...entries.map((key) => columnValue(key, changes)), projectId, id, ...statuses],
     );
     return rows.length ? this.findById(em, projectId, id) : null;
   },

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
-import { campaignRepository, EDITABLE_STATUSES, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
+import { campaignRepository, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
+import { EDITABLE_STATUSES } from './campaignStatus';
 import { validateConditionTree } from '../../db/conditions';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { unverifiedSenderDomain, type SenderDomainLookup } from '../domains/senderDomainLookup';
@@ -66,7 +67,7 @@ export async function updateCampaign(
   const given = Object.fromEntries(Object.entries(readChanges()).filter(([, value]) => value !== undefined)) as Partial<CampaignFields>;
   const merged: CampaignFields = { ...campaign, ...given };
   const fields = await checkCampaign(deps, em, campaign.projectId, merged, merged.from !== campaign.from);
-  const updated = await campaignRepository.updateEditable(em, campaign.projectId, campaign.id, fields);
+  const updated = await campaignRepository.updateWhileStatusIn(em, campaign.projectId, campaign.id, EDITABLE_STATUSES, fields);
   if (updated) return updated;
   // The state moved between the read and the write (a send started, the campaign was deleted).
   const current = await campaignRepository.findById(em, campaign.projectId, campaign.id);

@@ -24,6 +24,9 @@ export const CAMPAIGN_TRANSITIONS = {
   cancel: { from: ['SCHEDULED', 'SENDING'], to: ['CANCELLED'] },
 } as const satisfies Record<string, { from: readonly CampaignStatus[]; to: readonly CampaignStatus[] }>;
 
+/** States in which a campaign may still be edited (contract section 11): before its send begins. */
+export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
+
 type Transition = keyof typeof CAMPAIGN_TRANSITIONS;
 type From<T extends Transition> = (typeof CAMPAIGN_TRANSITIONS)[T]['from'][number];
 type To<T extends Transition> = (typeof CAMPAIGN_TRANSITIONS)[T]['to'][number];
