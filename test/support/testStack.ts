@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger, type Logger } from '../../lib/logger';
@@ -125,9 +125,12 @@ export async function startTestStack(
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
   let workers: Worker[] = [];
+  let workerConnection: NativeConnection | undefined;
   let running: Promise<unknown> | undefined;
   if (options.worker !== false) {
-    workers = (await createWorker({ config, orm, mail, campaignMail, logger, eventTriggers })).all;
+    const created = await createWorker({ config, orm, mail, campaignMail, logger, eventTriggers });
+    workers = created.all;
+    workerConnection = created.connection;
     running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }
@@ -147,6 +150,8 @@ export async function startTestStack(
     async stop() {
       for (const worker of workers) worker.shutdown();
       await running;
+      // The workers' native connection: left open, it keeps the Temporal Runtime, and the process, alive.
+      await workerConnection?.close();
       await api.close();
       await mail.close();
       await campaignMail.close();
