@@ -16,8 +16,8 @@ export function createLogger(options: { level: string; name: string; destination
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: ['*.password', '*.secretKey', 'req.headers.authorization', 'req.headers.cookie'], remove: true },
     },
-    // Asynchronous stdout: writing a line per request synchronously costs the API a tenth of
-    // its CPU under load. flushLogger() empties the buffer before the process exits.
+    // Asynchronous stdout: writing a line per request synchronously takes a share of the API's
+    // CPU under load. flushLogger() empties the buffer before the process exits.
     options.destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

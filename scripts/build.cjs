@@ -1,14 +1,15 @@
 'use strict';
 /**
  * Compiles the TypeScript that `npm start` and the Docker image run into dist/ (tsconfig.build.json):
- * without tsx's loader and the sources it transformed, the worker idles at about 230 MiB resident
- * instead of 290 MiB (the API at 120 instead of 165). Tests keep running the sources.
+ * without tsx's loader and the sources it transformed, the worker and the API idle with less
+ * resident memory (the figures: README, "Two commands"). Tests keep running the sources.
  *
  * `npm run build` (`node scripts/build.cjs`) always runs tsc; ensureBuilt(), called by `prestart`
  * and the benchmarks, only when dist/ is missing or older than a file it is built from, so a start
- * with nothing changed costs a walk over file times. tsc runs incrementally (dist/.tsbuildinfo):
- * 10-20 s from nothing on 2 cores, 5-10 s after an edit. A type error fails the build and leaves
- * dist/ as it was. Plain CommonJS with no dependency but typescript itself.
+ * with nothing changed costs a walk over file times. tsc runs incrementally (dist/.tsbuildinfo), so
+ * a build after an edit takes less than one from nothing (how long: README, "Two commands"). A
+ * type error fails the build and leaves dist/ as it was. Plain CommonJS with no dependency but
+ * typescript itself.
  *
  * tsconfig.build.json is read here as plain JSON (no comments there). It leaves out test/, bench/ and
  * scripts/recordWorkflowHistories.ts, which drives the test stack (imports test/): those run

@@ -4,7 +4,7 @@
  * step of the Dockerfile (and of a user's clean install) runs `npm ci`, while our own install
  * runs `npm install`, which quietly writes a lock without the platform packages the registry it
  * talks to lacks. Runs `npm ci --dry-run --ignore-scripts` on a copy of the two files in a
- * temporary folder, so node_modules here is not touched (about 3 s; npm reads the registry's
+ * temporary folder, so node_modules here is not touched (a few seconds: npm reads the registry's
  * metadata it has not cached). Part of `npm test`; also `npm run check:lock`.
  */
 const fs = require('node:fs');

@@ -77,18 +77,18 @@ function childGraceMs(name: string): number {
 }
 
 /**
- * The worker's V8 heap is capped: its live heap stays under 100 MB even with imports running, but
- * without a cap V8 lets garbage grow into hundreds of MB of slack (measured: 600 MB peak RSS during
- * ten concurrent 5 MB imports, 344 MB with the cap at 16.2k rows/s against 17.6k). The young generation
- * is kept small too: with V8's default semi-spaces a 20,000-contact campaign peaked at 377 MB resident,
- * with 2 MB ones at 329 MB, at the same rate within the runs' spread (1,176 against 1,075–1,201 mails/s).
+ * The worker's V8 heap is capped: its live heap stays well below the cap even with imports
+ * running, but without a cap V8 lets garbage grow into slack, and the worker's peak resident
+ * memory with it, while the cap costs imports little speed. The young generation is kept small too
+ * (2 MB semi-spaces): a campaign then peaks lower in resident memory at the same rate within the
+ * runs' spread. The figures: README, "Running under systemd or Kubernetes" and Benchmarks.
  * docker-compose.yml and the benchmarks start the worker with the same flags.
  */
 const WORKER_NODE_ARGS = ['--max-old-space-size=384', '--max-semi-space-size=2'];
 
 /**
  * Runs the API or the worker the way this launcher runs: `npm start` runs dist/scripts/start.js, so
- * they run compiled too (the worker idles at about 230 MiB resident from dist/, 290 MiB under tsx); the
+ * they run compiled too (with less resident memory than under tsx: README, "Two commands"); the
  * tests start the launcher from its source, and the children then run from theirs through tsx.
  */
 function runChild(name: 'api' | 'worker', entry: 'api/main' | 'worker/main', env: NodeJS.ProcessEnv, onLine?: (line: string) => void): void {

@@ -6,7 +6,7 @@
 
 /**
  * Temporal refuses a start whose search attribute value passes `limit.searchAttributeValueSize`:
- * 2,048 bytes by default (and on Temporal Cloud), measured on the value's JSON.
+ * 2,048 bytes by default (and on Temporal Cloud), counted on the value's JSON.
  */
 export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2048;
 
@@ -14,7 +14,7 @@ export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2048;
  * The most emails one delivery workflow carries, so that its `EmailIds` search attribute (every
  * one of its email ids, what `EmailIds = "<id>"` finds) always fits: `["<uuid>","<uuid>",...]`
  * takes 39 bytes an id (36 characters, two quotes, a comma) plus 1, so 52 ids (2,029 bytes) fit
- * and 53 (2,068, the refusal measured under bench:send) do not. 50 (1,951 bytes) leaves a margin.
+ * and 53 (2,068 bytes, which Temporal refuses) do not. 50 (1,951 bytes) leaves a margin.
  */
 export const MAX_EMAILS_PER_DELIVERY = 50;
 

@@ -5,8 +5,8 @@ import type { OutgoingMail } from './outgoingMail';
 import type { BuildOutcome } from './messageBuildThread';
 
 /**
- * Where messages are built and DKIM-signed. Both are pure CPU (an RSA-2048 signature alone is
- * about 0.25 ms here), and in a campaign the worker's main thread is what limits the rate, so
+ * Where messages are built and DKIM-signed. Both are pure CPU (the RSA signature most of all),
+ * and in a campaign the worker's main thread is what limits the rate, so
  * with `threads` > 0 the work runs on worker threads (piscina), on a core of its own. Messages
  * asked for in the same turn of the event loop (a delivery wave sends its emails at once) go to
  * a thread as one task: each hand-over costs a message round trip, and one per wave is cheap.

@@ -36,8 +36,8 @@ export function compileMjml(source: string): MjmlResult {
 }
 
 /**
- * MJML and its components take about 37 MB of a process's memory once loaded, and most
- * installations never send an MJML template: it loads on the first one.
+ * MJML and its components weigh on a process's memory once loaded, and most installations
+ * never send an MJML template: it loads on the first one.
  */
 let mjml2html: typeof mjml2htmlType | undefined;
 function loadMjml(): typeof mjml2htmlType {

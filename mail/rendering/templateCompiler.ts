@@ -24,9 +24,9 @@ export interface CompiledTemplate {
 export const MAX_BODY_SOURCE_CHARS = 2_000_000;
 export const MAX_SUBJECT_SOURCE_CHARS = 10_000;
 /**
- * Handlebars' compiler costs about 0.1 ms per mustache (and nested blocks cost more), so this
- * many keeps the first compile of the largest template well under a second; real templates use
- * a few hundred at most (loops repeat one mustache, they do not multiply them).
+ * Handlebars' compile time grows with the number of mustaches (and nested blocks cost more), so
+ * this many keeps the first compile of the largest template well under a second; real templates
+ * use a few hundred at most (loops repeat one mustache, they do not multiply them).
  */
 export const MAX_PLACEHOLDERS = 5_000;
 

@@ -132,8 +132,7 @@ async function stillHeld(em: ReturnType<Orm['em']['fork']>, ids: string[], owner
 /**
  * A recorded email as its row reads while its batch holds it. Every field is written out: the
  * shorter `{ ...email, status: 'SENDING', … }` made V8 build each row as a slow dictionary
- * object, measured at about 24 µs and 12 KB of garbage per email (a tenth of what a campaign
- * email allocated in the worker).
+ * object, costing CPU and garbage on every campaign email (the figures: README, Benchmarks).
  */
 function asHeldRow(email: NewEmail): EmailRow {
   return {
