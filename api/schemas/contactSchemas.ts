@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { pageLimit } from './paging';
-import { dataProblem } from '../../services/contacts/contactDataRules';
+import { contactData } from '../../services/contacts/contactDataRules';
 import { emailAddress } from './commonFields';
 import { isReservedEventName } from '../../db/events/systemEventNames';
 
-/** `data` as sent on contact writes, track and send: an object within the limits of contract section 5. */
-export const contactData = z.record(z.unknown(), { invalid_type_error: 'data must be an object' }).superRefine((data, ctx) => {
-  const problem = dataProblem(data);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field.split('.').slice(1), params: { code: problem.code } });
-});
+/** `data` as sent on contact writes, track and send: the one schema of the contact data rules. */
+export { contactData };
 
 export const eventName = z
   .string({ required_error: 'event is required', invalid_type_error: 'event must be a string' })
