@@ -5,6 +5,7 @@ import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from '../../services/contacts/contactDataRules';
 import { enumOf, finiteNumber, optional, text, uuid } from '../../lib/zodFields';
 import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
+import { MAX_AUTOMATION_STEPS } from '../../services/automation/automationEditing';
 import { listenedEventName, STEP_CONFIG_LIMITS } from '../../services/automation/stepConfigs';
 
 export { STEP_CONFIG_SCHEMAS } from '../../services/automation/stepConfigs';
@@ -13,11 +14,11 @@ export { STEP_CONFIG_SCHEMAS } from '../../services/automation/stepConfigs';
  * Request bodies of the workflow definition endpoints (contract section 12). A step's config is
  * checked by its kind's schema in services/automation/stepConfigs.ts (STEP_CONFIG_SCHEMAS), which
  * the step bodies leave as an object. What needs the database (a SEND_EMAIL template belonging to
- * the project) is checked by the route after these.
+ * the project, the number of steps) is checked after these by services/automation/automationEditing.ts.
  */
 export const AUTOMATION_LIMITS = {
-  /** Steps of one workflow, TRIGGER included: far above any real automation, and a bound on every graph check. */
-  steps: 500,
+  /** Steps of one workflow, TRIGGER included (checked when a step is added, under the workflow's lock). */
+  steps: MAX_AUTOMATION_STEPS,
   name: 200,
   description: 1000,
   stepName: 200,
