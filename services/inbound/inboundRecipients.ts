@@ -1,6 +1,7 @@
 import type { Orm } from '../../db/orm';
 import { domainRepository } from '../../db/domains/domainRepository';
 import type { CapUsageLookup } from '../billing/capUsageLookup';
+import { capRefusal } from '../billing/usageCaps';
 import { parseDomainName } from '../../lib/domainName';
 
 /** Recipients one message may have; RCPT past it is answered 452 (contract 20). */
@@ -90,9 +91,9 @@ export class InboundRecipients {
     return projectIds;
   }
 
+  /** At its cap: one more message would pass it (the cap rule of services/billing/usageCaps.ts). */
   private async atCap(projectId: string): Promise<boolean> {
-    const { limit, usage } = await this.caps.current(projectId, 'inbound');
-    return limit !== null && usage >= limit;
+    return capRefusal('inbound', await this.caps.current(projectId, 'inbound'), 1) !== null;
   }
 
   private evictExpired(map: Map<string, { until: number }>, now: number): void {
