@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { copyName } from '../../lib/copyName';
 import { likeContains } from '../contacts/contactQueries';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -13,9 +14,6 @@ export type AudienceType = (typeof AUDIENCE_TYPES)[number];
 
 export const CAMPAIGN_SORTS = ['name', 'createdAt', 'updatedAt'] as const;
 export type CampaignSort = (typeof CAMPAIGN_SORTS)[number];
-
-/** States in which a send is under way: such a campaign can be cancelled, not deleted. */
-export const ACTIVE_STATUSES: readonly CampaignStatus[] = ['SCHEDULED', 'SENDING'];
 
 /** The writable fields, as the API validated them. */
 export interface CampaignFields {
@@ -71,9 +69,44 @@ export interface CampaignListQuery {
   dir: 'asc' | 'desc';
 }
 
-const date = (value: unknown) => (value ? new Date(value as string) : null);
+/** A `campaigns` row as a statement returns it (`select c.*`). */
+export interface CampaignTableRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  subject: string;
+  body: string;
+  from_address: string;
+  from_name: string | null;
+  reply_to: string | null;
+  type: CampaignType;
+  status: CampaignStatus;
+  audience_type: AudienceType;
+  segment_id: string | null;
+  audience_condition: unknown;
+  scheduled_for: TimestampText | null;
+  total_recipients: number;
+  sent_count: number;
+  sent_at: TimestampText | null;
+  cancelled_at: TimestampText | null;
+  audience_fixed_at: TimestampText | null;
+  /** jsonb, so parsed already; a string only if one was ever stored as a JSON string. */
+  stop_reason: CampaignStopReason | string | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
 
-function toCampaign(row: Record<string, any>): CampaignRow {
+/** SELECT_WITH_COUNTS's row: the campaign and its email counters (null where the join found none). */
+interface CampaignWithCountsRow extends CampaignTableRow {
+  delivered_count: number | null;
+  opened_count: number | null;
+  clicked_count: number | null;
+  bounced_count: number | null;
+  complained_count: number | null;
+}
+
+function toCampaign(row: CampaignWithCountsRow): CampaignRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -89,12 +122,12 @@ function toCampaign(row: Record<string, any>): CampaignRow {
     audienceType: row.audience_type,
     segmentId: row.segment_id,
     audienceCondition: row.audience_condition ?? null,
-    scheduledFor: date(row.scheduled_for),
+    scheduledFor: dateOrNull(row.scheduled_for),
     totalRecipients: row.total_recipients,
     sentCount: row.sent_count,
-    sentAt: date(row.sent_at),
-    cancelledAt: date(row.cancelled_at),
-    stopReason: (typeof row.stop_reason === 'string' ? JSON.parse(row.stop_reason) : row.stop_reason) ?? null,
+    sentAt: dateOrNull(row.sent_at),
+    cancelledAt: dateOrNull(row.cancelled_at),
+    stopReason: (typeof row.stop_reason === 'string' ? (JSON.parse(row.stop_reason) as CampaignStopReason) : row.stop_reason) ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     counts: {
@@ -158,7 +191,8 @@ export interface CampaignStats {
 
 export const campaignRepository = {
   async create(em: EntityManager, projectId: string, fields: CampaignFields): Promise<CampaignRow> {
-    const rows = await em.execute(
+    const rows = await queryRows<{ id: string }>(
+      em,
       `insert into campaigns (project_id, ${FIELD_KEYS.map((key) => columns[key]).join(', ')})
        values (?, ${FIELD_KEYS.map(() => '?').join(', ')})
        returning id`,
@@ -169,7 +203,7 @@ export const campaignRepository = {
 
   /** Null for a missing campaign and for another project's: the two are not told apart. */
   async findById(em: EntityManager, projectId: string, id: string): Promise<CampaignRow | null> {
-    const rows = await em.execute(`${SELECT_WITH_COUNTS} where c.project_id = ? and c.id = ?`, [projectId, id]);
+    const rows = await queryRows<CampaignWithCountsRow>(em, `${SELECT_WITH_COUNTS} where c.project_id = ? and c.id = ?`, [projectId, id]);
     return rows.length ? toCampaign(rows[0]) : null;
   },
 
@@ -186,7 +220,8 @@ export const campaignRepository = {
     changes: Partial<CampaignFields>,
   ): Promise<CampaignRow | null> {
     const entries = FIELD_KEYS.filter((key) => changes[key] !== undefined);
-    const rows = await em.execute(
+    const rows = await queryRows<{ id: string }>(
+      em,
       `update campaigns set ${entries.map((key) => `${columns[key]} = ?, `).join('')}updated_at = now()
        where project_id = ? and id = ? and status in (${statuses.map(() => '?').join(', ')})
        returning id`,
@@ -195,13 +230,22 @@ export const campaignRepository = {
     return rows.length ? this.findById(em, projectId, id) : null;
   },
 
-  /** Deletes unless a send is under way. 'active' names the refusal; 'missing' a campaign that is not there. */
-  async deleteUnlessActive(em: EntityManager, projectId: string, id: string): Promise<'deleted' | 'missing' | { active: CampaignStatus }> {
-    const rows = await em.execute(
+  /**
+   * Deletes unless the campaign is in one of `activeStatuses` (the services say which: a send under
+   * way). 'active' names the refusal; 'missing' a campaign that is not there.
+   */
+  async deleteUnlessActive(
+    em: EntityManager,
+    projectId: string,
+    id: string,
+    activeStatuses: readonly CampaignStatus[],
+  ): Promise<'deleted' | 'missing' | { active: CampaignStatus }> {
+    const rows = await queryRows<{ status: CampaignStatus; removed: number }>(
+      em,
       `with target as (select id, status from campaigns where project_id = ? and id = ? for update),
-            removed as (delete from campaigns where id in (select id from target where status not in (${ACTIVE_STATUSES.map(() => '?').join(', ')})) returning id)
+            removed as (delete from campaigns where id in (select id from target where status not in (${activeStatuses.map(() => '?').join(', ')})) returning id)
        select t.status, (select count(*) from removed)::int as removed from target t`,
-      [projectId, id, ...ACTIVE_STATUSES],
+      [projectId, id, ...activeStatuses],
     );
     if (!rows.length) return 'missing';
     return rows[0].removed > 0 ? 'deleted' : { active: rows[0].status };
@@ -215,7 +259,7 @@ export const campaignRepository = {
   },
 
   async segmentExists(em: EntityManager, projectId: string, segmentId: string): Promise<boolean> {
-    const rows = await em.execute(`select 1 from segments where project_id = ? and id = ?`, [projectId, segmentId]);
+    const rows = await queryRows(em, `select 1 from segments where project_id = ? and id = ?`, [projectId, segmentId]);
     return rows.length > 0;
   },
 
@@ -237,13 +281,14 @@ export const campaignRepository = {
     }
     const filter = where.join(' and ');
     const dir = q.dir === 'asc' ? 'asc' : 'desc';
-    const rows = await em.execute(
+    const rows = await queryRows<CampaignWithCountsRow>(
+      em,
       `${SELECT_WITH_COUNTS} where ${filter}
        order by ${sortExpression[q.sort]} ${dir}, c.id ${dir}
        limit ? offset ?`,
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
-    const [count] = await em.execute(`select count(*)::int as n from campaigns c where ${filter}`, params);
+    const [count] = await queryRows<{ n: number }>(em, `select count(*)::int as n from campaigns c where ${filter}`, params);
     return { campaigns: rows.map(toCampaign), total: count.n };
   },
 
@@ -253,7 +298,8 @@ export const campaignRepository = {
    * which email led to them, so this is the usual "unsubscribed since receiving it" measure.
    */
   async stats(em: EntityManager, campaign: CampaignRow): Promise<CampaignStats> {
-    const [row] = await em.execute(
+    const [row] = await queryRows<{ unsubscribed: number }>(
+      em,
       `select count(distinct e.contact_id) filter (
                 where exists (select 1 from events ev
                               where ev.contact_id = e.contact_id and ev.name = 'contact.unsubscribed' and ev.created_at >= e.created_at))::int as unsubscribed

@@ -1,15 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ContactRow } from '../contacts/contactRepository';
+import type { ContactRow, ContactTableRow } from '../contacts/contactRepository';
 import { toContact } from '../contacts/contactRepository';
+import type { CampaignStatus, CampaignTableRow } from './campaignRepository';
 import type { EmailType } from '../emails/emailRepository';
 import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
+import { dateOrNull, queryRows } from '../sql/rows';
 
 /** What a campaign send reads of its campaign. */
 export interface CampaignForSend {
   id: string;
   projectId: string;
-  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
+  status: CampaignStatus;
   subject: string;
   body: string;
   fromAddress: string;
@@ -31,7 +33,20 @@ export interface CampaignForSend {
 /** Whether a running send may go on: its campaign still SENDING, its project not disabled. */
 export type SendState = { state: 'SENDING' } | { state: 'NOT_SENDING' } | { state: 'PROJECT_DISABLED'; disabledReason: string | null };
 
-function toCampaign(row: Record<string, any>): CampaignForSend {
+/** find's row: the campaign and what the send reads of its project. */
+interface CampaignForSendRow extends CampaignTableRow {
+  campaign_rate_per_second: number | null;
+  project_disabled: boolean;
+  project_disabled_reason: string | null;
+}
+
+/**
+ * A second mapper of the campaigns table, not campaignRepository's toCampaign: a send reads its
+ * project's rate and disabled state and the audience's fixing, not the email counters (a lateral
+ * count over the campaign's emails at every batch), and names the sender `fromAddress` as the
+ * mail it composes does.
+ */
+function toCampaign(row: CampaignForSendRow): CampaignForSend {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -44,9 +59,9 @@ function toCampaign(row: Record<string, any>): CampaignForSend {
     type: row.type,
     audienceType: row.audience_type,
     segmentId: row.segment_id,
-    audienceCondition: typeof row.audience_condition === 'string' ? JSON.parse(row.audience_condition) : row.audience_condition,
-    scheduledFor: row.scheduled_for ? new Date(row.scheduled_for) : null,
-    audienceFixedAt: row.audience_fixed_at ? new Date(row.audience_fixed_at) : null,
+    audienceCondition: typeof row.audience_condition === 'string' ? (JSON.parse(row.audience_condition) as unknown) : row.audience_condition,
+    scheduledFor: dateOrNull(row.scheduled_for),
+    audienceFixedAt: dateOrNull(row.audience_fixed_at),
     ratePerSecond: row.campaign_rate_per_second ?? null,
     projectDisabled: row.project_disabled === true,
     projectDisabledReason: row.project_disabled_reason ?? null,
@@ -55,7 +70,8 @@ function toCampaign(row: Record<string, any>): CampaignForSend {
 
 export const campaignSendRepository = {
   async find(em: EntityManager, campaignId: string): Promise<CampaignForSend | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<CampaignForSendRow>(
+      em,
       `select c.*, p.campaign_rate_per_second, p.disabled as project_disabled, p.disabled_reason as project_disabled_reason
        from campaigns c join projects p on p.id = c.project_id where c.id = ?`,
       [campaignId],
@@ -71,7 +87,9 @@ export const campaignSendRepository = {
    */
   async fixAudience(em: EntityManager, campaign: CampaignForSend, audience: { sql: string; params: unknown[] }): Promise<number> {
     return em.transactional(async (tx) => {
-      const [locked] = await tx.execute(`select audience_fixed_at from campaigns where id = ? for update`, [campaign.id]);
+      const [locked] = await queryRows<Pick<CampaignTableRow, 'audience_fixed_at'>>(tx, `select audience_fixed_at from campaigns where id = ? for update`, [
+        campaign.id,
+      ]);
       if (!locked?.audience_fixed_at) {
         const subscribedOnly = campaign.type === 'MARKETING' || campaign.type === 'HEADLESS';
         await tx.execute(
@@ -88,8 +106,8 @@ export const campaignSendRepository = {
           [campaign.id, campaign.id],
         );
       }
-      const [row] = await tx.execute(`select total_recipients from campaigns where id = ?`, [campaign.id]);
-      return row.total_recipients as number;
+      const [row] = await queryRows<Pick<CampaignTableRow, 'total_recipients'>>(tx, `select total_recipients from campaigns where id = ?`, [campaign.id]);
+      return row.total_recipients;
     });
   },
 
@@ -100,14 +118,15 @@ export const campaignSendRepository = {
     afterContactId: string | null,
     limit: number,
   ): Promise<{ contacts: ContactRow[]; lastContactId: string | null }> {
-    const ids = await em.execute(
+    const ids = await queryRows<{ contact_id: string }>(
+      em,
       `select contact_id from campaign_recipients where campaign_id = ? and (?::uuid is null or contact_id > ?::uuid) order by contact_id limit ?`,
       [campaignId, afterContactId, afterContactId, limit],
     );
     if (!ids.length) return { contacts: [], lastContactId: null };
-    const idList = `{${ids.map((r: any) => r.contact_id).join(',')}}`;
+    const idList = `{${ids.map((r) => r.contact_id).join(',')}}`;
     // Bound: em.execute would quote the 500 ids into the SQL text character by character.
-    const rows = await executeBound<Record<string, unknown>>(em, `select * from contacts where id = any(?::uuid[]) order by id`, [idList]);
+    const rows = await executeBound<ContactTableRow>(em, `select * from contacts where id = any(?::uuid[]) order by id`, [idList]);
     return { contacts: rows.map(toContact), lastContactId: ids[ids.length - 1].contact_id };
   },
 
@@ -123,7 +142,9 @@ export const campaignSendRepository = {
     batchSize: number,
     count: number,
   ): Promise<{ starts: Array<string | null>; next: string | null; remaining: number }> {
-    const ends = await em.execute(
+    // row_number and count are bigint: strings.
+    const ends = await queryRows<{ contact_id: string; n: string; total: string }>(
+      em,
       `select contact_id, n, total from (
          select contact_id, row_number() over (order by contact_id) as n, count(*) over () as total
          from (select contact_id from campaign_recipients
@@ -135,21 +156,21 @@ export const campaignSendRepository = {
       [campaignId, afterContactId, afterContactId, batchSize * count, batchSize],
     );
     if (!ends.length) return { starts: [], next: null, remaining: 0 };
-    const covered = Number((ends[0] as { total: string | number }).total);
+    const covered = Number(ends[0].total);
     const starts: Array<string | null> = [afterContactId];
-    for (const row of ends as Array<{ contact_id: string }>) if (starts.length < Math.ceil(covered / batchSize)) starts.push(row.contact_id);
-    const last = ends[ends.length - 1] as { contact_id: string };
+    for (const row of ends) if (starts.length < Math.ceil(covered / batchSize)) starts.push(row.contact_id);
+    const last = ends[ends.length - 1];
     return { starts, next: covered === batchSize * count ? last.contact_id : null, remaining: covered };
   },
 
   /** The campaign's emails for these contacts (recorded by this batch or an earlier attempt of it). */
   async emailIdsFor(em: EntityManager, campaignId: string, contactIds: string[]): Promise<string[]> {
     if (!contactIds.length) return [];
-    const rows = await em.execute(`select id from emails where campaign_id = ? and contact_id = any(?::uuid[]) order by contact_id`, [
+    const rows = await queryRows<{ id: string }>(em, `select id from emails where campaign_id = ? and contact_id = any(?::uuid[]) order by contact_id`, [
       campaignId,
       `{${contactIds.join(',')}}`,
     ]);
-    return rows.map((r: any) => r.id);
+    return rows.map((r) => r.id);
   },
 
   /**
@@ -167,7 +188,8 @@ export const campaignSendRepository = {
    * batch of a 100,000 campaign visit up to 100,000 rows).
    */
   async refreshSentCount(em: EntityManager, campaignId: string): Promise<number> {
-    const [row] = await em.execute(
+    const [row] = await queryRows<Pick<CampaignTableRow, 'sent_count'>>(
+      em,
       `update campaigns set sent_count = (select coalesce(sum(sent), 0) from analytics_campaign_counts where campaign_id = ?), updated_at = now()
        where id = ? returning sent_count`,
       [campaignId, campaignId],
@@ -177,7 +199,8 @@ export const campaignSendRepository = {
 
   /** Asked between waves of a running batch: one indexed read of the campaign and its project. */
   async sendState(em: EntityManager, campaignId: string): Promise<SendState> {
-    const rows = await em.execute<Array<{ status: string; disabled: boolean; disabled_reason: string | null }>>(
+    const rows = await queryRows<{ status: CampaignStatus; disabled: boolean; disabled_reason: string | null }>(
+      em,
       `select c.status, p.disabled, p.disabled_reason from campaigns c join projects p on p.id = c.project_id where c.id = ?`,
       [campaignId],
     );
@@ -212,7 +235,8 @@ export const campaignSendRepository = {
    * the first one still held. Safe to repeat.
    */
   async withdrawUnsentClaims(em: EntityManager, campaignId: string, owners: string, waveSize: number): Promise<number> {
-    const [row] = await em.execute(
+    const [row] = await queryRows<{ n: number }>(
+      em,
       `with held as (
          select id, row_number() over (partition by claimed_by order by contact_id) as n
          from emails
@@ -228,7 +252,7 @@ export const campaignSendRepository = {
        select count(*)::int as n from withdrawn`,
       [campaignId, owners, waveSize, campaignId],
     );
-    return row.n as number;
+    return row.n;
   },
 
   /**
@@ -241,7 +265,7 @@ export const campaignSendRepository = {
   async releaseNotHandedOver(em: EntityManager, campaignId: string, owner: string, ids: string[]): Promise<void> {
     if (!ids.length) return;
     await em.transactional(async (tx) => {
-      const [campaign] = await tx.execute(`select status from campaigns where id = ? for share`, [campaignId]);
+      const [campaign] = await queryRows<Pick<CampaignTableRow, 'status'>>(tx, `select status from campaigns where id = ? for share`, [campaignId]);
       const params = [`{${ids.join(',')}}`, owner];
       const ours = `id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ? and attempts = 1`;
       if (campaign?.status === 'SENDING') {

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CampaignStatus, CampaignStopReason } from './campaignRepository';
+import type { CampaignStatus, CampaignStopReason, CampaignTableRow } from './campaignRepository';
+import { dateOrNull, queryRows } from '../sql/rows';
 
 /** Which campaign: by id, and within its project when the caller is scoped to one (the API). */
 export interface CampaignTarget {
@@ -36,8 +37,6 @@ export interface TransitionedCampaign {
   cancelledAt: Date | null;
 }
 
-const date = (value: unknown) => (value ? new Date(value as string) : null);
-
 /**
  * The one writer of `campaigns.status`. The services say which changes are allowed
  * (services/campaigns/campaignStatus.ts); this only makes one of them.
@@ -72,7 +71,8 @@ export const campaignStatusRepository = {
     }
     where.push(`status in (${change.from.map(() => '?').join(', ')})`);
     params.push(...change.from);
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<CampaignTableRow, 'id' | 'name' | 'status' | 'scheduled_for' | 'sent_at' | 'cancelled_at'>>(
+      em,
       `update campaigns set ${assignments.join(', ')}, updated_at = now()
        where ${where.join(' and ')}
        returning id, name, status, scheduled_for, sent_at, cancelled_at`,
@@ -84,15 +84,16 @@ export const campaignStatusRepository = {
       id: row.id,
       name: row.name,
       status: row.status,
-      scheduledFor: date(row.scheduled_for),
-      sentAt: date(row.sent_at),
-      cancelledAt: date(row.cancelled_at),
+      scheduledFor: dateOrNull(row.scheduled_for),
+      sentAt: dateOrNull(row.sent_at),
+      cancelledAt: dateOrNull(row.cancelled_at),
     };
   },
 
   /** The campaign's status now (null when it is not there), to say why a change did not happen. */
   async currentStatus(em: EntityManager, target: CampaignTarget): Promise<CampaignStatus | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<CampaignTableRow, 'status'>>(
+      em,
       `select status from campaigns where id = ?${target.projectId !== undefined ? ' and project_id = ?' : ''}`,
       target.projectId !== undefined ? [target.campaignId, target.projectId] : [target.campaignId],
     );

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toContact, type ContactRow } from './contactRepository';
+import { toContact, type ContactRow, type ContactTableRow } from './contactRepository';
+import { queryRows } from '../sql/rows';
 
 export type ContactSort = 'createdAt' | 'email';
 export type SortDir = 'asc' | 'desc';
@@ -60,13 +61,19 @@ export const contactQueries = {
       where.push(`(${col}, id) ${op} (?, ?)`);
       params.push(q.sort === 'createdAt' ? new Date(q.after.v) : q.after.v, q.after.id);
     }
-    const rows = await em.execute(`select * from contacts where ${where.join(' and ')} order by ${col} ${dir}, id ${dir} limit ?`, [...params, q.limit + 1]);
+    const rows = await queryRows<ContactTableRow>(em, `select * from contacts where ${where.join(' and ')} order by ${col} ${dir}, id ${dir} limit ?`, [
+      ...params,
+      q.limit + 1,
+    ]);
     let total = 0;
     let totalCapped = false;
     if (q.withTotal) {
       const [count] = q.search
-        ? await em.execute(`select count(*)::int as n from (select 1 from contacts where ${filterWhere} limit ?) s`, [...filterParams, SEARCH_TOTAL_CAP + 1])
-        : await em.execute(`select count(*)::int as n from contacts where ${filterWhere}`, filterParams);
+        ? await queryRows<{ n: number }>(em, `select count(*)::int as n from (select 1 from contacts where ${filterWhere} limit ?) s`, [
+            ...filterParams,
+            SEARCH_TOTAL_CAP + 1,
+          ])
+        : await queryRows<{ n: number }>(em, `select count(*)::int as n from contacts where ${filterWhere}`, filterParams);
       totalCapped = count.n > SEARCH_TOTAL_CAP && Boolean(q.search);
       total = totalCapped ? SEARCH_TOTAL_CAP : count.n;
     }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setOwn } from '../../lib/ownProperty';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 export interface ContactRow {
   id: string;
@@ -44,12 +45,27 @@ export interface UpsertResult {
   suppressed?: boolean;
 }
 
-export function toContact(row: Record<string, any>): ContactRow {
+/** A `contacts` row as a statement returns it. */
+export interface ContactTableRow {
+  id: string;
+  project_id: string;
+  email: string;
+  subscribed: boolean;
+  /** jsonb, parsed by the driver; a string only where a statement built it as text. */
+  data: Record<string, unknown> | string | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+/** The columns toContact reads (statements that return a contact need not return its project). */
+export type ContactColumns = Omit<ContactTableRow, 'project_id'>;
+
+export function toContact(row: ContactColumns): ContactRow {
   return {
     id: row.id,
     email: row.email,
     subscribed: row.subscribed,
-    data: typeof row.data === 'string' ? JSON.parse(row.data) : (row.data ?? {}),
+    data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : (row.data ?? {}),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -190,6 +206,17 @@ select r.id, r.email, r.subscribed, r.data, r.created_at, r.updated_at, r.insert
 from res r order by r.ord`;
 }
 
+/** upsertSql's row: the contact as written, and what the write did. */
+interface UpsertedContactRow extends ContactColumns {
+  inserted: boolean;
+  prev_subscribed: boolean | null;
+  ord: number;
+  tracked_event_id: string | null;
+  /** json_agg of json_build_object: camelCase keys, the timestamp as JSON text. */
+  events: Array<{ id: string; name: string; contactId: string; createdAt: string }> | string;
+  suppressed: boolean | null;
+}
+
 const upsertSqlCache = new Map<string, string>();
 function upsertSql(shape: UpsertShape): string {
   const key = `${+shape.subscriptionUpdates}${+shape.unsets}${+shape.events}${+shape.suppression}`;
@@ -248,7 +275,7 @@ export const contactRepository = {
       if (shape.subscriptionUpdates) params.push(projectId, JSON.stringify({ source: changeSource, ...changeDetail }));
       if (shape.events) params.push(projectId);
       if (shape.suppression) params.push(projectId);
-      return tx.execute<Array<Record<string, any>>>(upsertSql(shape), params);
+      return queryRows<UpsertedContactRow>(tx, upsertSql(shape), params);
     };
     // Only a write that sets the subscription of existing contacts can flip one. Then the current
     // states are locked and read first (a statement cannot lock rows it also updates), and the
@@ -265,7 +292,8 @@ export const contactRepository = {
       : await run(em, new Map());
     const out: UpsertResult[] = new Array(rows.length);
     for (const r of result) {
-      const events: RecordedEvent[] = (typeof r.events === 'string' ? JSON.parse(r.events) : r.events).map((e: any) => ({
+      const recorded = typeof r.events === 'string' ? (JSON.parse(r.events) as Exclude<UpsertedContactRow['events'], string>) : r.events;
+      const events: RecordedEvent[] = recorded.map((e) => ({
         ...e,
         createdAt: new Date(e.createdAt),
       }));
@@ -307,12 +335,12 @@ export const contactRepository = {
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<ContactRow | null> {
-    const rows = await em.execute(`select * from contacts where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<ContactTableRow>(em, `select * from contacts where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toContact(rows[0]) : null;
   },
 
   async findByEmail(em: EntityManager, projectId: string, email: string): Promise<ContactRow | null> {
-    const rows = await em.execute(`select * from contacts where project_id = ? and email = ?`, [projectId, email]);
+    const rows = await queryRows<ContactTableRow>(em, `select * from contacts where project_id = ? and email = ?`, [projectId, email]);
     return rows.length ? toContact(rows[0]) : null;
   },
 

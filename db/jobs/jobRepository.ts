@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export type JobType = 'IMPORT' | 'BULK_SUBSCRIBE' | 'BULK_UNSUBSCRIBE' | 'BULK_DELETE';
 export type JobStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
@@ -30,7 +31,26 @@ export interface JobRow {
 /** The job record keeps the first 100 errors; the counts keep the rest. */
 export const MAX_JOB_ERRORS = 100;
 
-function toJob(row: Record<string, any>): JobRow {
+/** A `jobs` row as a statement returns it. */
+export interface JobTableRow {
+  id: string;
+  project_id: string;
+  type: JobType;
+  status: JobStatus;
+  total: number;
+  processed: number;
+  succeeded: number;
+  failed: number;
+  /** jsonb, parsed by the driver. */
+  errors: JobError[] | null;
+  input: Record<string, unknown> | null;
+  error: string | null;
+  created_at: TimestampText;
+  started_at: TimestampText | null;
+  completed_at: TimestampText | null;
+}
+
+function toJob(row: JobTableRow): JobRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -44,14 +64,14 @@ function toJob(row: Record<string, any>): JobRow {
     input: row.input ?? {},
     error: row.error ?? null,
     createdAt: new Date(row.created_at),
-    startedAt: row.started_at ? new Date(row.started_at) : null,
-    completedAt: row.completed_at ? new Date(row.completed_at) : null,
+    startedAt: dateOrNull(row.started_at),
+    completedAt: dateOrNull(row.completed_at),
   };
 }
 
 export const jobRepository = {
   async create(em: EntityManager, job: { projectId: string; type: JobType; total: number; input?: Record<string, unknown> }): Promise<JobRow> {
-    const [row] = await em.execute(`insert into jobs (project_id, type, total, input) values (?, ?, ?, ?::jsonb) returning *`, [
+    const [row] = await queryRows<JobTableRow>(em, `insert into jobs (project_id, type, total, input) values (?, ?, ?, ?::jsonb) returning *`, [
       job.projectId,
       job.type,
       job.total,
@@ -61,16 +81,16 @@ export const jobRepository = {
   },
 
   async find(em: EntityManager, projectId: string, id: string, types: JobType[]): Promise<JobRow | null> {
-    const rows = await em.execute(`select * from jobs where project_id = ? and id = ? and type in (select jsonb_array_elements_text(?::jsonb))`, [
-      projectId,
-      id,
-      JSON.stringify(types),
-    ]);
+    const rows = await queryRows<JobTableRow>(
+      em,
+      `select * from jobs where project_id = ? and id = ? and type in (select jsonb_array_elements_text(?::jsonb))`,
+      [projectId, id, JSON.stringify(types)],
+    );
     return rows.length ? toJob(rows[0]) : null;
   },
 
   async get(em: EntityManager, id: string): Promise<JobRow | null> {
-    const rows = await em.execute(`select * from jobs where id = ?`, [id]);
+    const rows = await queryRows<JobTableRow>(em, `select * from jobs where id = ?`, [id]);
     return rows.length ? toJob(rows[0]) : null;
   },
 
@@ -93,7 +113,7 @@ export const jobRepository = {
    * often an activity is retried or a worker dies mid-batch.
    */
   async lockProgress(em: EntityManager, id: string): Promise<{ processed: number; status: JobStatus } | null> {
-    const rows = await em.execute(`select processed, status from jobs where id = ? for update`, [id]);
+    const rows = await queryRows<Pick<JobTableRow, 'processed' | 'status'>>(em, `select processed, status from jobs where id = ? for update`, [id]);
     return rows.length ? { processed: rows[0].processed, status: rows[0].status } : null;
   },
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
-import { toContact } from '../contacts/contactRepository';
+import { toContact, type ContactTableRow } from '../contacts/contactRepository';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 import { compileCondition, loadReferencedSegments, type ConditionTree } from '../conditions';
 import { reconcileTrackedSegment, type TrackedSegment } from './segmentMembership';
 import { segmentEntryEventName, segmentExitEventName } from '../events/systemEventNames';
@@ -20,7 +21,24 @@ export interface SegmentRow {
   updatedAt: Date;
 }
 
-function toSegment(row: Record<string, any>): SegmentRow {
+/** A `segments` row as a statement returns it. */
+export interface SegmentTableRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  slug: string;
+  type: SegmentRow['type'];
+  /** jsonb, parsed by the driver. */
+  condition: ConditionTree | string | null;
+  track_membership: boolean;
+  member_count: number;
+  member_count_at: TimestampText | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+function toSegment(row: SegmentTableRow): SegmentRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -28,10 +46,10 @@ function toSegment(row: Record<string, any>): SegmentRow {
     description: row.description ?? null,
     slug: row.slug,
     type: row.type,
-    condition: typeof row.condition === 'string' ? JSON.parse(row.condition) : (row.condition ?? null),
+    condition: typeof row.condition === 'string' ? (JSON.parse(row.condition) as ConditionTree) : (row.condition ?? null),
     trackMembership: row.track_membership,
     memberCount: row.member_count,
-    memberCountAt: row.member_count_at ? new Date(row.member_count_at) : null,
+    memberCountAt: dateOrNull(row.member_count_at),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -79,10 +97,11 @@ export const segmentRepository = {
     // Slugs are unique per project: a taken one gets -2, -3, ... (the unique index decides races).
     for (let attempt = 1; ; attempt++) {
       const slug = attempt === 1 ? base : `${base}-${attempt}`;
-      const taken = await em.execute(`select 1 from segments where project_id = ? and slug = ?`, [input.projectId, slug]);
+      const taken = await queryRows(em, `select 1 from segments where project_id = ? and slug = ?`, [input.projectId, slug]);
       if (taken.length && attempt < 1000) continue;
       try {
-        const [row] = await em.execute(
+        const [row] = await queryRows<SegmentTableRow>(
+          em,
           `insert into segments (project_id, name, description, slug, type, condition, track_membership)
            values (?, ?, ?, ?, ?, ?::jsonb, ?) returning *`,
           [input.projectId, input.name, input.description, slug, input.type, input.condition ? JSON.stringify(input.condition) : null, input.trackMembership],
@@ -100,23 +119,25 @@ export const segmentRepository = {
 
   /** Newest first. */
   async list(em: EntityManager, projectId: string): Promise<SegmentRow[]> {
-    const rows = await em.execute(`select * from segments where project_id = ? order by created_at desc, id desc`, [projectId]);
+    const rows = await queryRows<SegmentTableRow>(em, `select * from segments where project_id = ? order by created_at desc, id desc`, [projectId]);
     return rows.map(toSegment);
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<SegmentRow | null> {
-    const rows = await em.execute(`select * from segments where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<SegmentTableRow>(em, `select * from segments where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toSegment(rows[0]) : null;
   },
 
   /** The segment as committed, share-locked until the transaction ends, while it is still a tracked dynamic segment. */
   async lockTracked(em: EntityManager, segmentId: string): Promise<SegmentRow | null> {
-    const [row] = await em.execute(`select * from segments where id = ? and type = 'DYNAMIC' and track_membership for share`, [segmentId]);
+    const [row] = await queryRows<SegmentTableRow>(em, `select * from segments where id = ? and type = 'DYNAMIC' and track_membership for share`, [segmentId]);
     return row ? toSegment(row) : null;
   },
 
   async listTracked(em: EntityManager, projectId: string): Promise<SegmentRow[]> {
-    const rows = await em.execute(`select * from segments where project_id = ? and type = 'DYNAMIC' and track_membership order by id`, [projectId]);
+    const rows = await queryRows<SegmentTableRow>(em, `select * from segments where project_id = ? and type = 'DYNAMIC' and track_membership order by id`, [
+      projectId,
+    ]);
     return rows.map(toSegment);
   },
 
@@ -140,7 +161,8 @@ export const segmentRepository = {
     current: SegmentRow,
     changes: { name?: string; description?: string | null; condition?: ConditionTree; trackMembership?: boolean },
   ): Promise<{ segment: SegmentRow; events: RecordedEvent[] }> {
-    const [row] = await em.execute(
+    const [row] = await queryRows<SegmentTableRow>(
+      em,
       `update segments set name = coalesce(?, name), description = case when ? then ? else description end,
          condition = coalesce(?::jsonb, condition), track_membership = coalesce(?, track_membership), updated_at = now()
        where id = ? returning *`,
@@ -170,7 +192,8 @@ export const segmentRepository = {
 
   /** Campaigns still using the segment (DRAFT, SCHEDULED, SENDING), by id or by a FILTERED audience naming it. */
   async activeCampaignsUsing(em: EntityManager, projectId: string, segmentId: string): Promise<Array<{ id: string; name: string }>> {
-    return em.execute(
+    return queryRows<{ id: string; name: string }>(
+      em,
       `select id, name from campaigns
        where project_id = ? and status in (select jsonb_array_elements_text(?::jsonb))
          and (segment_id = ? or (audience_type = 'FILTERED' and audience_condition is not null
@@ -182,7 +205,8 @@ export const segmentRepository = {
 
   /** Other segments whose condition refers to this one. */
   async segmentsReferring(em: EntityManager, projectId: string, segmentId: string): Promise<Array<{ id: string; name: string }>> {
-    return em.execute(
+    return queryRows<{ id: string; name: string }>(
+      em,
       `select id, name from segments where project_id = ? and id <> ? and condition is not null
          and jsonb_path_exists(condition, ?::jsonpath, jsonb_build_object('f', ?::text))
        order by created_at, id`,
@@ -234,20 +258,23 @@ export const segmentRepository = {
   /** The live members of a segment, one page (newest contacts first). */
   async members(em: EntityManager, segment: SegmentRow, page: number, pageSize: number) {
     const { sql, params } = await liveMemberFilter(em, segment);
-    const [{ n: total }] = await em.execute(`select count(*)::int as n from contacts c where c.project_id = ? and ${sql}`, [segment.projectId, ...params]);
-    const rows = await em.execute(`select c.* from contacts c where c.project_id = ? and ${sql} order by c.created_at desc, c.id desc limit ? offset ?`, [
+    const [{ n: total }] = await queryRows<{ n: number }>(em, `select count(*)::int as n from contacts c where c.project_id = ? and ${sql}`, [
       segment.projectId,
       ...params,
-      pageSize,
-      (page - 1) * pageSize,
     ]);
+    const rows = await queryRows<ContactTableRow>(
+      em,
+      `select c.* from contacts c where c.project_id = ? and ${sql} order by c.created_at desc, c.id desc limit ? offset ?`,
+      [segment.projectId, ...params, pageSize, (page - 1) * pageSize],
+    );
     return { contacts: rows.map(toContact), total };
   },
 
   /** Recounts the cached memberCount: the live condition for dynamic segments, the member rows for static ones. */
   async refreshCount(em: EntityManager, segment: SegmentRow): Promise<SegmentRow | null> {
     const { sql, params } = await liveMemberFilter(em, segment);
-    const rows = await em.execute(
+    const rows = await queryRows<SegmentTableRow>(
+      em,
       `update segments set member_count = (select count(*) from contacts c where c.project_id = ? and ${sql}), member_count_at = now()
        where id = ? returning *`,
       [segment.projectId, ...params, segment.id],
@@ -280,7 +307,8 @@ export const segmentRepository = {
       // A baseline (new segment, tracking turned on) emits nothing, so the whole difference is
       // written by one statement over the live set: seconds for a million contacts, where
       // reconciling page by page takes tens of seconds.
-      const [row] = await em.execute(
+      const [row] = await queryRows<{ added: number; removed: number }>(
+        em,
         `with live as materialized (select c.id from contacts c where c.project_id = ? and ${compiled.sql}),
          added as (insert into segment_members (segment_id, contact_id) select ?, l.id from live l on conflict do nothing returning 1),
          removed as (delete from segment_members sm where sm.segment_id = ? and not exists (select 1 from live l where l.id = sm.contact_id) returning 1)
@@ -316,7 +344,8 @@ export const segmentRepository = {
       const last = differing[differing.length - 1];
       after = { createdAt: last.created_at, id: last.id };
     }
-    const [row] = await em.execute(
+    const [row] = await queryRows<Pick<SegmentTableRow, 'member_count'>>(
+      em,
       `update segments set member_count = (select count(*) from segment_members where segment_id = ?), member_count_at = now() where id = ? returning member_count`,
       [segment.id, segment.id],
     );
@@ -328,7 +357,8 @@ export const segmentRepository = {
    * (subscribed as given, else true). A tracked static segment records entry events.
    */
   async addMembers(em: EntityManager, segment: SegmentRow, contactIds: string[]): Promise<{ added: number; events: RecordedEvent[] }> {
-    const rows = await em.execute(
+    const rows = await queryRows<{ added: number; events: EventsJson }>(
+      em,
       `with added as (
          insert into segment_members (segment_id, contact_id)
          select ?, c.id from contacts c where c.project_id = ? and c.id in (select (jsonb_array_elements_text(?::jsonb))::uuid)
@@ -357,7 +387,8 @@ export const segmentRepository = {
   },
 
   async removeMembers(em: EntityManager, segment: SegmentRow, emails: string[]): Promise<{ removed: number; events: RecordedEvent[] }> {
-    const rows = await em.execute(
+    const rows = await queryRows<{ removed: number; events: EventsJson }>(
+      em,
       `with removed as (
          delete from segment_members sm using contacts c
          where sm.segment_id = ? and c.id = sm.contact_id and c.project_id = ? and c.email in (select jsonb_array_elements_text(?::jsonb))
@@ -386,8 +417,11 @@ export const segmentRepository = {
   },
 };
 
-function parseEvents(value: unknown): RecordedEvent[] {
-  const list = (typeof value === 'string' ? JSON.parse(value) : value) as Array<Record<string, string>>;
+/** Events as json_agg of json_build_object returns them: camelCase keys, timestamps as JSON text. */
+type EventsJson = Array<Record<string, string>> | string;
+
+function parseEvents(value: EventsJson): RecordedEvent[] {
+  const list = typeof value === 'string' ? (JSON.parse(value) as Array<Record<string, string>>) : value;
   return list.map((e) => ({ id: e.id, name: e.name, contactId: e.contactId, createdAt: new Date(e.createdAt) }));
 }
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict, notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { campaignRepository, type CampaignFields, type CampaignRow } from '../../db/campaigns/campaignRepository';
-import { EDITABLE_STATUSES } from './campaignStatus';
+import { ACTIVE_STATUSES, EDITABLE_STATUSES } from './campaignStatus';
 import { validateConditionTree } from '../../db/conditions';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { unverifiedSenderDomain, type SenderDomainLookup } from '../domains/senderDomainLookup';
@@ -77,7 +77,7 @@ export async function updateCampaign(
 
 /** Deletes a campaign unless its send is under way (409: cancel it first). `id` is a uuid as the client wrote it. */
 export async function deleteCampaign(em: EntityManager, projectId: string, id: string): Promise<void> {
-  const result = await campaignRepository.deleteUnlessActive(em, projectId, id.toLowerCase());
+  const result = await campaignRepository.deleteUnlessActive(em, projectId, id.toLowerCase(), ACTIVE_STATUSES);
   if (result === 'missing') throw notFound('campaign', id);
   if (result !== 'deleted') {
     throw conflict(`A ${result.active} campaign cannot be deleted; cancel it first (POST /campaigns/${id}/cancel)`, {

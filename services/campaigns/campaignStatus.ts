@@ -27,6 +27,9 @@ export const CAMPAIGN_TRANSITIONS = {
 /** States in which a campaign may still be edited (contract section 11): before its send begins. */
 export const EDITABLE_STATUSES: readonly CampaignStatus[] = ['DRAFT', 'SCHEDULED'];
 
+/** States in which a send is under way: such a campaign can be cancelled, not deleted. */
+export const ACTIVE_STATUSES: readonly CampaignStatus[] = ['SCHEDULED', 'SENDING'];
+
 type Transition = keyof typeof CAMPAIGN_TRANSITIONS;
 type From<T extends Transition> = (typeof CAMPAIGN_TRANSITIONS)[T]['from'][number];
 type To<T extends Transition> = (typeof CAMPAIGN_TRANSITIONS)[T]['to'][number];

@@ -63,7 +63,7 @@ export class TrackedSegmentUpdates {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flushing = this.flush()
-        .catch((err) => this.logger.error({ err }, 'tracked segments: update failed'))
+        .catch((err: unknown) => this.logger.error({ err }, 'tracked segments: update failed'))
         .finally(() => {
           this.flushing = undefined;
           this.schedule();
