@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MIN_EXECUTION_STEPS_KEPT } from '../../lib/config';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export const EXECUTION_STATUSES = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
@@ -91,14 +92,64 @@ export interface WalkState {
   completed: ExecutionStepRow[];
 }
 
-const date = (value: unknown) => (value ? new Date(value as string) : null);
-const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
+/** jsonb comes parsed from the driver; a string is JSON built as text (json_agg in walkState). */
+const json = (value: unknown): unknown => (typeof value === 'string' ? (JSON.parse(value) as unknown) : value);
 const objectOr = (value: unknown): Record<string, unknown> => {
   const parsed = json(value);
-  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : {};
+  return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
 };
 
-function toExecution(row: Record<string, any>): ExecutionRow {
+/** A `workflow_executions` row as a statement returns it (the columns toExecution reads). */
+export interface ExecutionTableRow {
+  id: string;
+  project_id: string;
+  workflow_id: string;
+  contact_id: string;
+  status: ExecutionStatus;
+  current_step_id: string | null;
+  context: unknown;
+  trigger_event_id: string | null;
+  exit_reason: string | null;
+  error: string | null;
+  waiting_for_event: string | null;
+  wait_until: TimestampText | null;
+  started_at: TimestampText;
+  completed_at: TimestampText | null;
+  updated_at: TimestampText;
+}
+
+/** A `workflow_execution_steps` row (the columns toStep reads). */
+interface ExecutionStepTableRow {
+  sequence: number;
+  step_id: string;
+  step_type: string;
+  status: ExecutionStepStatus;
+  output: unknown;
+  error: string | null;
+  started_at: TimestampText;
+  completed_at: TimestampText | null;
+}
+
+/** A `workflow_steps` row as the walk reads it. */
+interface DefinitionStepTableRow {
+  id: string;
+  workflow_id: string;
+  type: DefinitionStep['type'];
+  name: string;
+  config: unknown;
+  template_id: string | null;
+}
+
+/** A `workflow_transitions` row as the walk reads it. */
+interface DefinitionTransitionTableRow {
+  id: string;
+  from_step_id: string;
+  to_step_id: string;
+  branch: DefinitionTransition['branch'];
+  wait_outcome: DefinitionTransition['waitOutcome'];
+}
+
+function toExecution(row: ExecutionTableRow): ExecutionRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -111,14 +162,14 @@ function toExecution(row: Record<string, any>): ExecutionRow {
     exitReason: row.exit_reason,
     error: row.error,
     waitingForEvent: row.waiting_for_event,
-    waitUntil: date(row.wait_until),
+    waitUntil: dateOrNull(row.wait_until),
     startedAt: new Date(row.started_at),
-    completedAt: date(row.completed_at),
+    completedAt: dateOrNull(row.completed_at),
     updatedAt: new Date(row.updated_at),
   };
 }
 
-function toStep(row: Record<string, any>): ExecutionStepRow {
+function toStep(row: ExecutionStepTableRow): ExecutionStepRow {
   return {
     sequence: row.sequence,
     stepId: row.step_id,
@@ -127,15 +178,15 @@ function toStep(row: Record<string, any>): ExecutionStepRow {
     output: json(row.output) ?? null,
     error: row.error,
     startedAt: new Date(row.started_at),
-    completedAt: date(row.completed_at),
+    completedAt: dateOrNull(row.completed_at),
   };
 }
 
-function toDefinitionStep(r: Record<string, any>): DefinitionStep {
+function toDefinitionStep(r: DefinitionStepTableRow): DefinitionStep {
   return { id: r.id, automationId: r.workflow_id, type: r.type, name: r.name, config: objectOr(r.config), templateId: r.template_id };
 }
 
-function toTransition(r: Record<string, any>): DefinitionTransition {
+function toTransition(r: DefinitionTransitionTableRow): DefinitionTransition {
   return { id: r.id, fromStepId: r.from_step_id, toStepId: r.to_step_id, branch: r.branch, waitOutcome: r.wait_outcome };
 }
 
@@ -200,7 +251,7 @@ const INSERT_FROM_CANDIDATES = `
   )
   select * from inserted`;
 
-const toStart = (rows: any[]): ExecutionToStart[] =>
+const toStart = (rows: Array<Pick<ExecutionTableRow, 'id' | 'project_id' | 'workflow_id' | 'contact_id'>>): ExecutionToStart[] =>
   rows.map((r) => ({ id: r.id, projectId: r.project_id, automationId: r.workflow_id, contactId: r.contact_id }));
 
 export const executionRepository = {
@@ -222,7 +273,8 @@ export const executionRepository = {
   /** Executions for recorded events of one project, one per enabled workflow they trigger. */
   async createForEvents(em: EntityManager, projectId: string, eventIds: string[]): Promise<ExecutionToStart[]> {
     if (!eventIds.length) return [];
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<ExecutionTableRow, 'id' | 'project_id' | 'workflow_id' | 'contact_id'>>(
+      em,
       `with candidates as (
          select e.id as event_id, w.id as workflow_id
          from events e join workflows w on w.project_id = e.project_id and w.trigger_event_name = e.name and w.enabled
@@ -239,7 +291,8 @@ export const executionRepository = {
    * creating its executions leaves. Creates them.
    */
   async createForMissedEvents(em: EntityManager, minAgeSeconds: number, maxAgeSeconds: number, perAutomation: number): Promise<ExecutionToStart[]> {
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<ExecutionTableRow, 'id' | 'project_id' | 'workflow_id' | 'contact_id'>>(
+      em,
       `with candidates as (
          select e.id as event_id, w.id as workflow_id
          from workflows w
@@ -272,7 +325,8 @@ export const executionRepository = {
     em: EntityManager,
     input: { projectId: string; automationId: string; contactId: string; context: Record<string, unknown>; allowReentry: boolean },
   ): Promise<ExecutionRow | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<ExecutionTableRow>(
+      em,
       `with inserted as (
          insert into workflow_executions (project_id, workflow_id, contact_id, context, single_entry, current_step_id)
          values (?, ?, ?, ?::jsonb, ?, (select s.id from workflow_steps s where s.workflow_id = ? and s.type = 'TRIGGER'))
@@ -293,7 +347,8 @@ export const executionRepository = {
    * never ran a step: what a process that died between the row and the Temporal start leaves.
    */
   async findUnstarted(em: EntityManager, olderThanSeconds: number, limit: number): Promise<ExecutionToStart[]> {
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<ExecutionTableRow, 'id' | 'project_id' | 'workflow_id' | 'contact_id'>>(
+      em,
       `select x.id, x.project_id, x.workflow_id, x.contact_id from workflow_executions x
        where x.status = 'RUNNING' and x.started_at < now() - make_interval(secs => ?) and x.started_at > now() - interval '1 day'
          and not exists (select 1 from workflow_execution_steps s where s.execution_id = x.id)
@@ -306,7 +361,8 @@ export const executionRepository = {
   /** Waiting executions of the events' contacts that wait for the events' names. */
   async waitingForEvents(em: EntityManager, projectId: string, eventIds: string[]): Promise<EventForWaitingExecution[]> {
     if (!eventIds.length) return [];
-    const rows = await em.execute(
+    const rows = await queryRows<WaitingEventRow>(
+      em,
       `select x.id as execution_id, e.id as event_id, e.name, e.data, e.created_at
        from events e
        join workflow_executions x on x.contact_id = e.contact_id and x.waiting_for_event = e.name and x.status = 'WAITING'
@@ -323,7 +379,8 @@ export const executionRepository = {
    * ignores an event it already has.
    */
   async missedWaitEvents(em: EntityManager, olderThanSeconds: number, limit: number): Promise<EventForWaitingExecution[]> {
-    const rows = await em.execute(
+    const rows = await queryRows<WaitingEventRow>(
+      em,
       `select x.id as execution_id, e.id as event_id, e.name, e.data, e.created_at
        from workflow_executions x
        cross join lateral (
@@ -339,17 +396,21 @@ export const executionRepository = {
   },
 
   async findById(em: EntityManager, id: string): Promise<ExecutionRow | null> {
-    const rows = await em.execute(`select * from workflow_executions where id = ?`, [id]);
+    const rows = await queryRows<ExecutionTableRow>(em, `select * from workflow_executions where id = ?`, [id]);
     return rows.length ? toExecution(rows[0]) : null;
   },
 
   async findInAutomation(em: EntityManager, projectId: string, automationId: string, id: string): Promise<ExecutionRow | null> {
-    const rows = await em.execute(`select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [projectId, automationId, id]);
+    const rows = await queryRows<ExecutionTableRow>(em, `select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [
+      projectId,
+      automationId,
+      id,
+    ]);
     return rows.length ? toExecution(rows[0]) : null;
   },
 
   async steps(em: EntityManager, executionId: string): Promise<ExecutionStepRow[]> {
-    const rows = await em.execute(`select * from workflow_execution_steps where execution_id = ? order by sequence`, [executionId]);
+    const rows = await queryRows<ExecutionStepTableRow>(em, `select * from workflow_execution_steps where execution_id = ? order by sequence`, [executionId]);
     return rows.map(toStep);
   },
 
@@ -361,13 +422,13 @@ export const executionRepository = {
       where.push('status = ?');
       params.push(q.status);
     }
-    const rows = await em.execute(`select * from workflow_executions where ${where.join(' and ')} order by started_at desc, id desc limit ? offset ?`, [
-      ...params,
-      q.pageSize,
-      (q.page - 1) * q.pageSize,
-    ]);
-    const [{ n }] = await em.execute(`select count(*)::int as n from workflow_executions where ${where.join(' and ')}`, params);
-    return { executions: rows.map(toExecution), total: n as number };
+    const rows = await queryRows<ExecutionTableRow>(
+      em,
+      `select * from workflow_executions where ${where.join(' and ')} order by started_at desc, id desc limit ? offset ?`,
+      [...params, q.pageSize, (q.page - 1) * q.pageSize],
+    );
+    const [{ n }] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflow_executions where ${where.join(' and ')}`, params);
+    return { executions: rows.map(toExecution), total: n };
   },
 
   /**
@@ -375,7 +436,8 @@ export const executionRepository = {
    * ones it ended; their Temporal workflows are cancelled by the caller.
    */
   async cancelActive(em: EntityManager, projectId: string, automationId: string, executionId?: string): Promise<ExecutionToStart[]> {
-    const rows = await em.execute(
+    const rows = await queryRows<Pick<ExecutionTableRow, 'id' | 'project_id' | 'workflow_id' | 'contact_id'>>(
+      em,
       `with cancelled as (
          update workflow_executions set status = 'CANCELLED', exit_reason = coalesce(exit_reason, 'Cancelled through the API'),
            waiting_for_event = null, wait_until = null, waiting_since = null, completed_at = now(), updated_at = now()
@@ -399,7 +461,8 @@ export const executionRepository = {
    * rows from `fromSequence` on (what an earlier attempt of the same activity did): one statement.
    */
   async walkState(em: EntityManager, executionId: string, fromSequence: number): Promise<WalkState | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<WalkStateRow>(
+      em,
       `select x.*,
          (select coalesce(jsonb_agg(s), '[]') from workflow_steps s where s.workflow_id = x.workflow_id) as definition_steps,
          (select coalesce(jsonb_agg(t order by t.created_at, t.id), '[]') from workflow_transitions t where t.workflow_id = x.workflow_id) as definition_transitions,
@@ -410,12 +473,12 @@ export const executionRepository = {
     );
     if (!rows.length) return null;
     const r = rows[0];
-    const steps = (json(r.definition_steps) as any[]).map(toDefinitionStep);
+    const steps = (json(r.definition_steps) as DefinitionStepTableRow[]).map(toDefinitionStep);
     return {
       execution: toExecution(r),
       steps: new Map(steps.map((step) => [step.id, step])),
-      transitions: (json(r.definition_transitions) as any[]).map(toTransition),
-      completed: (json(r.completed_steps) as any[]).map(toStep),
+      transitions: (json(r.definition_transitions) as DefinitionTransitionTableRow[]).map(toTransition),
+      completed: (json(r.completed_steps) as ExecutionStepTableRow[]).map(toStep),
     };
   },
 
@@ -530,6 +593,25 @@ export const executionRepository = {
   },
 };
 
-function toWaitingEvent(r: any): EventForWaitingExecution {
+/** An event matched to a waiting execution, as the two statements that find them select it. */
+interface WaitingEventRow {
+  execution_id: string;
+  event_id: string;
+  name: string;
+  data: unknown;
+  created_at: TimestampText;
+}
+
+/**
+ * walkState's row: the execution, and its definition and completed history as jsonb_agg built
+ * them (rows as JSON objects, so their timestamps are JSON text too).
+ */
+interface WalkStateRow extends ExecutionTableRow {
+  definition_steps: unknown;
+  definition_transitions: unknown;
+  completed_steps: unknown;
+}
+
+function toWaitingEvent(r: WaitingEventRow): EventForWaitingExecution {
   return { executionId: r.execution_id, eventId: r.event_id, name: r.name, data: objectOr(r.data), createdAt: new Date(r.created_at).toISOString() };
 }

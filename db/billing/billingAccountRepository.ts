@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export interface BillingAccount {
   projectId: string;
@@ -12,16 +13,28 @@ export interface BillingAccount {
 /** Subscription states in which the project is paying (or trialling). */
 export const ACTIVE_SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due'] as const;
 
-const date = (value: unknown) => (value ? new Date(value as string) : null);
+/** A `billing_accounts` row as a statement returns it. */
+interface BillingAccountTableRow {
+  project_id: string;
+  stripe_customer_id: string;
+  stripe_subscription_id: string | null;
+  subscription_status: string | null;
+  current_period_start: TimestampText | null;
+  current_period_end: TimestampText | null;
+  subscription_event_at: TimestampText | null;
+  payment_event_at: TimestampText | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
 
-function toAccount(row: Record<string, any>): BillingAccount {
+function toAccount(row: BillingAccountTableRow): BillingAccount {
   return {
     projectId: row.project_id,
     stripeCustomerId: row.stripe_customer_id,
     stripeSubscriptionId: row.stripe_subscription_id,
     subscriptionStatus: row.subscription_status,
-    currentPeriodStart: date(row.current_period_start),
-    currentPeriodEnd: date(row.current_period_end),
+    currentPeriodStart: dateOrNull(row.current_period_start),
+    currentPeriodEnd: dateOrNull(row.current_period_end),
   };
 }
 
@@ -44,7 +57,7 @@ export type StripeEventOutcome = 'applied' | 'duplicate' | 'stale' | 'unknown-cu
  */
 export const billingAccountRepository = {
   async find(em: EntityManager, projectId: string): Promise<BillingAccount | null> {
-    const rows = await em.execute(`select * from billing_accounts where project_id = ?`, [projectId]);
+    const rows = await queryRows<BillingAccountTableRow>(em, `select * from billing_accounts where project_id = ?`, [projectId]);
     return rows.length ? toAccount(rows[0]) : null;
   },
 
@@ -79,7 +92,9 @@ export const billingAccountRepository = {
   /** The project whose customer this is; falling back to the project id Mailroom put in the metadata. */
   async projectOf(em: EntityManager, stripeCustomerId: string | null, metadataProjectId?: string | null): Promise<string | null> {
     if (stripeCustomerId) {
-      const rows = await em.execute(`select project_id from billing_accounts where stripe_customer_id = ?`, [stripeCustomerId]);
+      const rows = await queryRows<Pick<BillingAccountTableRow, 'project_id'>>(em, `select project_id from billing_accounts where stripe_customer_id = ?`, [
+        stripeCustomerId,
+      ]);
       if (rows.length) return rows[0].project_id;
     }
     if (metadataProjectId && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(metadataProjectId) && stripeCustomerId) {

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { toEmail, type EmailRow } from './emailRepository';
+import { toEmail, type EmailRow, type EmailTableRow } from './emailRepository';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 /** Sources and statuses a filter may name: contract 9's, and INBOUND / RECEIVED for mail in (contract 20). */
 export const EMAIL_RECORD_SOURCES = ['TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW', 'INBOUND'] as const;
@@ -87,7 +88,10 @@ export const emailRecordRepository = {
       params.push(after.t, after.id);
     }
     params.push(limit + 1);
-    const rows: Array<Record<string, any>> = await em.execute(
+    // Typed as the whole row, though LIST_COLUMNS leaves the bodies, headers and stamp out:
+    // toEmail reads them as undefined there, as it always has, and the list shows none of them.
+    const rows = await queryRows<EmailTableRow & { key_t: string }>(
+      em,
       `select ${LIST_COLUMNS} from emails where ${where.join(' and ')} order by created_at desc, id desc limit ?`,
       params,
     );
@@ -104,7 +108,8 @@ export const emailRecordRepository = {
    */
   async events(em: EntityManager, email: Pick<EmailRow, 'id' | 'projectId' | 'contactId'>): Promise<EmailEvent[]> {
     if (!email.contactId) return [];
-    const rows: Array<Record<string, any>> = await em.execute(
+    const rows = await queryRows<{ name: string; created_at: TimestampText; data: Record<string, unknown> | null }>(
+      em,
       `select name, created_at, data from events where contact_id = ? and project_id = ? and email_id = ? order by seq`,
       [email.contactId, email.projectId, email.id],
     );

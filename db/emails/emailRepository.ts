@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
 import type { EmailSource, EmailType, EmailStatus } from './emailKinds';
@@ -104,9 +105,52 @@ export function inStoredOrder(headers: Record<string, string> | null): Record<st
   return Object.fromEntries(sorted.map((key) => [key, headers[key]]));
 }
 
-const date = (value: unknown) => (value ? new Date(value as string) : null);
+/** An `emails` row as a statement returns it. */
+export interface EmailTableRow {
+  id: string;
+  project_id: string;
+  contact_id: string | null;
+  template_id: string | null;
+  campaign_id: string | null;
+  workflow_execution_id: string | null;
+  source: EmailSource;
+  type: EmailType;
+  subject: string;
+  from_address: string;
+  from_name: string | null;
+  reply_to: string | null;
+  to_address: string;
+  to_name: string | null;
+  html: string | null;
+  text: string | null;
+  /** jsonb, parsed by the driver. */
+  headers: Record<string, string> | string | null;
+  /** Absent where the statement leaves it out (toEmail then leaves messageStamp out too). */
+  message_stamp?: StoredMessageStamp | string | null;
+  attachment_set_id: string | null;
+  status: EmailStatus;
+  error: string | null;
+  message_id: string;
+  provider_message_id: string | null;
+  attempts: number;
+  delivery_workflow_id: string | null;
+  claimed_by: string | null;
+  claimed_until: TimestampText | null;
+  sent_at: TimestampText | null;
+  delivered_at: TimestampText | null;
+  opened_at: TimestampText | null;
+  clicked_at: TimestampText | null;
+  bounced_at: TimestampText | null;
+  complained_at: TimestampText | null;
+  opens: number;
+  clicks: number;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+  inbound_message_id?: string | null;
+  auth?: InboundAuthResults | string | null;
+}
 
-export function toEmail(row: Record<string, any>): EmailRow {
+export function toEmail(row: EmailTableRow): EmailRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -124,8 +168,13 @@ export function toEmail(row: Record<string, any>): EmailRow {
     toName: row.to_name,
     html: row.html,
     text: row.text,
-    headers: typeof row.headers === 'string' ? JSON.parse(row.headers) : (row.headers ?? null),
-    messageStamp: row.message_stamp === undefined ? undefined : typeof row.message_stamp === 'string' ? JSON.parse(row.message_stamp) : row.message_stamp,
+    headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? null),
+    messageStamp:
+      row.message_stamp === undefined
+        ? undefined
+        : typeof row.message_stamp === 'string'
+          ? (JSON.parse(row.message_stamp) as StoredMessageStamp)
+          : row.message_stamp,
     attachmentSetId: row.attachment_set_id,
     status: row.status,
     error: row.error,
@@ -133,17 +182,17 @@ export function toEmail(row: Record<string, any>): EmailRow {
     providerMessageId: row.provider_message_id,
     attempts: row.attempts,
     deliveryWorkflowId: row.delivery_workflow_id,
-    sentAt: date(row.sent_at),
-    deliveredAt: date(row.delivered_at),
-    openedAt: date(row.opened_at),
-    clickedAt: date(row.clicked_at),
-    bouncedAt: date(row.bounced_at),
-    complainedAt: date(row.complained_at),
+    sentAt: dateOrNull(row.sent_at),
+    deliveredAt: dateOrNull(row.delivered_at),
+    openedAt: dateOrNull(row.opened_at),
+    clickedAt: dateOrNull(row.clicked_at),
+    bouncedAt: dateOrNull(row.bounced_at),
+    complainedAt: dateOrNull(row.complained_at),
     opens: row.opens,
     clicks: row.clicks,
     createdAt: new Date(row.created_at),
     inboundMessageId: row.inbound_message_id ?? null,
-    auth: typeof row.auth === 'string' ? JSON.parse(row.auth) : (row.auth ?? null),
+    auth: typeof row.auth === 'string' ? (JSON.parse(row.auth) as InboundAuthResults) : (row.auth ?? null),
   };
 }
 
@@ -239,7 +288,7 @@ export const emailRepository = {
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {
-    const rows = await em.execute(`select * from emails where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<EmailTableRow>(em, `select * from emails where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toEmail(rows[0]) : null;
   },
 
@@ -309,7 +358,8 @@ export const emailRepository = {
    */
   async claimForDelivery(em: EntityManager, ids: string[], owner: string, holdSeconds: number): Promise<EmailRow[]> {
     if (!ids.length) return [];
-    const rows = await em.execute(
+    const rows = await queryRows<EmailTableRow>(
+      em,
       `update emails set status = 'SENDING', attempts = attempts + 1, claimed_by = ?,
          claimed_until = now() + make_interval(secs => ?), updated_at = now()
        where id = any(?::uuid[])
