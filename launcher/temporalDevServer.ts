@@ -65,6 +65,8 @@ const OUTPUT_TAIL_CHARS = 4000;
  */
 const OUTPUT_HEAD_CHARS = 2000;
 const START_ATTEMPTS = 3;
+/** How long one readiness probe's calls may take before the probe counts as not ready yet. */
+const PROBE_DEADLINE_MS = 5000;
 
 /** Servers started here and still running; signalled if this process exits without stopping them. */
 const running = new Set<ChildProcess>();
@@ -131,9 +133,14 @@ async function waitUntilReady(child: ChildProcess, address: string, namespace: s
     try {
       // No retry interceptor: this loop does the retrying.
       connection = await Connection.connect({ address, connectTimeout: 2000, interceptors: [] });
-      await connection.workflowService.getSystemInfo({});
-      await connection.workflowService.describeNamespace({ namespace });
-      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+      const service = connection;
+      // A deadline on the calls: something that takes the connection and never answers (not a
+      // Temporal server, or one that hangs) would otherwise hold this probe, and its connection, for good.
+      const { customAttributes } = await connection.withDeadline(Date.now() + PROBE_DEADLINE_MS, async () => {
+        await service.workflowService.getSystemInfo({});
+        await service.workflowService.describeNamespace({ namespace });
+        return service.operatorService.listSearchAttributes({ namespace });
+      });
       const missing = wanted.filter((name) => !customAttributes || !(name in customAttributes));
       if (missing.length === 0) return 'ready';
       lastError = new Error(`search attributes not registered yet: ${missing.join(', ')}`);

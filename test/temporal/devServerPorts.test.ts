@@ -17,11 +17,33 @@ const binaryPath: string = ensureTemporalBinary();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-devserver-ports-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A TCP listener on a free loopback port, holding it for the test. */
-async function occupiedPort(): Promise<{ port: number; close(): Promise<void> }> {
-  const server = net.createServer();
+/**
+ * A TCP listener on a free loopback port, holding it for the test. It takes connections and never
+ * answers, as a process that is not a Temporal server would; `connections()` counts those open.
+ */
+async function occupiedPort(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as net.AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => sockets.size,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The real CLI behind a wrapper script (`body` runs first; `runs` gets a line per start). */
+function wrappedCli(name: string, body: string[]): { path: string; runs: string } {
+  const runs = path.join(dir, `${name}.runs`);
+  const wrapper = path.join(dir, name);
+  fs.writeFileSync(wrapper, ['#!/bin/sh', `echo run >> '${runs}'`, ...body, `exec '${binaryPath}' "$@"`, ''].join('\n'), { mode: 0o755 });
+  return { path: wrapper, runs };
 }
 
 it('reads the ports a start could not bind from the server output', () => {
@@ -34,10 +56,17 @@ it('reads the ports a start could not bind from the server output', () => {
 
 it('fails at once when the frontend port it was given is taken, naming the port and the reason', async () => {
   const taken = await occupiedPort();
+  // A second's delay before the CLI runs: the start's readiness probe connects to the listener on
+  // the port (which never answers) before the server dies of finding it taken.
+  const cli = wrappedCli('temporal-slow-start', ['sleep 1']);
   try {
-    const started = startTemporalDevServer({ binaryPath, port: taken.port, namespace: 'default' });
+    const started = startTemporalDevServer({ binaryPath: cli.path, port: taken.port, namespace: 'default' });
     await expect(started).rejects.toThrow(`listen tcp 127.0.0.1:${taken.port}: bind: address already in use`);
+    expect(fs.readFileSync(cli.runs, 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(taken.connections()).toBeGreaterThan(0);
   } finally {
+    // Dropped here: @temporalio/client's Connection leaves the socket of a connect that timed out
+    // open (1.24.0), and a listener's close waits for its connections.
     await taken.close();
   }
   // Past the start's own 60 s readiness limit, so a server that neither dies nor answers fails with its output.
@@ -46,26 +75,16 @@ it('fails at once when the frontend port it was given is taken, naming the port 
 it('tries again when a port the server picked for itself was taken, and starts', async () => {
   // The real CLI behind a wrapper whose first run dies as the CLI does when another process took
   // one of its own service ports between its pick and its bind (that race cannot be provoked on demand).
-  const runs = path.join(dir, 'runs');
-  const wrapper = path.join(dir, 'temporal-first-start-fails');
-  fs.writeFileSync(
-    wrapper,
-    [
-      '#!/bin/sh',
-      `echo run >> '${runs}'`,
-      `if [ "$(wc -l < '${runs}')" -eq 1 ]; then`,
-      `  echo '{"level":"ERROR","msg":"Failed to start gRPC listener","error":"listen tcp 127.0.0.1:1: bind: address already in use","service":"matching"}' >&2`,
-      '  echo "panic: runtime error: invalid memory address or nil pointer dereference" >&2',
-      '  exit 2',
-      'fi',
-      `exec '${binaryPath}' "$@"`,
-      '',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
-  const server = await startTemporalDevServer({ binaryPath: wrapper, namespace: 'default' });
+  const cli = wrappedCli('temporal-first-start-fails', [
+    `if [ "$(wc -l < '${path.join(dir, 'temporal-first-start-fails.runs')}')" -eq 1 ]; then`,
+    `  echo '{"level":"ERROR","msg":"Failed to start gRPC listener","error":"listen tcp 127.0.0.1:1: bind: address already in use","service":"matching"}' >&2`,
+    '  echo "panic: runtime error: invalid memory address or nil pointer dereference" >&2',
+    '  exit 2',
+    'fi',
+  ]);
+  const server = await startTemporalDevServer({ binaryPath: cli.path, namespace: 'default' });
   try {
-    expect(fs.readFileSync(runs, 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(fs.readFileSync(cli.runs, 'utf8').trim().split('\n')).toHaveLength(2);
     expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
   } finally {
     await server.stop();
