@@ -29,7 +29,10 @@ export function ormOptions(databaseUrl: string, overrides: Partial<Options> = {}
     // While PostgreSQL is away, a request learns it within seconds (the API answers 503) instead
     // of waiting a minute for a connection (knex's default) past any client's timeout.
     driverOptions: { acquireConnectionTimeout: 10_000, connection: { connectionTimeoutMillis: 5_000 }, log: driverLog(logger) },
-    // Timestamps come back as Date; jsonb stays parsed by the driver.
+    // Entities get their timestamps as Date, read and written in UTC. Raw statements (em.execute,
+    // knex) get them as PostgreSQL's text: the driver's type parsers leave timestamptz, timestamp,
+    // date and interval unparsed; read those rows through db/sql/rows.ts (queryRows, TimestampText,
+    // dateOrNull). jsonb comes parsed either way.
     forceUtcTimezone: true,
     debug: false,
     allowGlobalContext: false,

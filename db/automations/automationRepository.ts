@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { likeContains } from '../contacts/contactQueries';
+import { queryRows, type TimestampText } from '../sql/rows';
 import type { Branch, GraphStep, GraphTransition, StepType, WaitOutcome } from './automationSteps';
 
 /**
@@ -74,7 +75,49 @@ export interface NewTransition {
 /** Executions that still run: a workflow with any of them cannot be deleted. */
 export const ACTIVE_EXECUTION_STATUSES = ['RUNNING', 'WAITING'] as const;
 
-function toAutomation(row: Record<string, any>): AutomationRow {
+/** A `workflows` row as a statement returns it (the columns toAutomation reads). */
+interface AutomationTableRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  trigger_type: AutomationRow['triggerType'];
+  trigger_event_name: string;
+  enabled: boolean;
+  allow_reentry: boolean;
+  first_execution_at: TimestampText | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+/** A `workflow_steps` row as a statement returns it. */
+interface StepTableRow {
+  id: string;
+  workflow_id: string;
+  type: StepType;
+  name: string;
+  /** double precision: a number. */
+  position_x: number;
+  position_y: number;
+  /** jsonb, parsed by the driver. */
+  config: Record<string, unknown> | null;
+  template_id: string | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+/** A `workflow_transitions` row as a statement returns it. */
+interface TransitionTableRow {
+  id: string;
+  workflow_id: string;
+  from_step_id: string;
+  to_step_id: string;
+  branch: Branch | null;
+  wait_outcome: WaitOutcome | null;
+  created_at: TimestampText;
+}
+
+function toAutomation(row: AutomationTableRow): AutomationRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -90,7 +133,8 @@ function toAutomation(row: Record<string, any>): AutomationRow {
   };
 }
 
-function toStep(row: Record<string, any>): StepRow {
+/** `template_available`: whether the step's template is there, in the statements that join it (graph). */
+function toStep(row: StepTableRow & { template_available?: boolean }): StepRow {
   return {
     id: row.id,
     automationId: row.workflow_id,
@@ -107,7 +151,7 @@ function toStep(row: Record<string, any>): StepRow {
   };
 }
 
-function toTransition(row: Record<string, any>): TransitionRow {
+function toTransition(row: TransitionTableRow): TransitionRow {
   return {
     id: row.id,
     automationId: row.workflow_id,
@@ -131,7 +175,9 @@ export const automationRepository = {
     projectId: string,
     input: { name: string; description: string | null; eventName: string; allowReentry: boolean; triggerStepName: string },
   ): Promise<AutomationDefinition> {
-    const rows = await em.execute(
+    // to_jsonb makes each row a JSON object, so its timestamps are JSON text (ISO 8601), read the same way.
+    const rows = await queryRows<{ workflow: AutomationTableRow; step: StepTableRow }>(
+      em,
       `with w as (
          insert into workflows (project_id, name, description, trigger_event_name, allow_reentry)
          values (?, ?, ?, ?, ?) returning *
@@ -146,13 +192,13 @@ export const automationRepository = {
 
   /** Null for a missing workflow and for another project's: the two are not told apart. */
   async findById(em: EntityManager, projectId: string, id: string): Promise<AutomationRow | null> {
-    const rows = await em.execute(`select * from workflows where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<AutomationTableRow>(em, `select * from workflows where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toAutomation(rows[0]) : null;
   },
 
   /** Whether the automation has its TRIGGER step, where a started execution begins. */
   async hasTriggerStep(em: EntityManager, automationId: string): Promise<boolean> {
-    const rows = await em.execute(`select 1 from workflow_steps where workflow_id = ? and type = 'TRIGGER' limit 1`, [automationId]);
+    const rows = await queryRows(em, `select 1 from workflow_steps where workflow_id = ? and type = 'TRIGGER' limit 1`, [automationId]);
     return rows.length > 0;
   },
 
@@ -161,7 +207,7 @@ export const automationRepository = {
    * so that two edits never each pass the graph check and together break the graph.
    */
   async lock(tx: EntityManager, projectId: string, id: string): Promise<AutomationRow | null> {
-    const rows = await tx.execute(`select * from workflows where project_id = ? and id = ? for update`, [projectId, id]);
+    const rows = await queryRows<AutomationTableRow>(tx, `select * from workflows where project_id = ? and id = ? for update`, [projectId, id]);
     return rows.length ? toAutomation(rows[0]) : null;
   },
 
@@ -173,13 +219,16 @@ export const automationRepository = {
   },
 
   async graph(em: EntityManager, automation: Pick<AutomationRow, 'id' | 'projectId'>): Promise<{ steps: StepRow[]; transitions: TransitionRow[] }> {
-    const steps = await em.execute(
+    const steps = await queryRows<StepTableRow & { template_available: boolean }>(
+      em,
       `select s.*, (t.id is not null) as template_available
        from workflow_steps s left join templates t on t.id = s.template_id and t.project_id = ?
        where s.workflow_id = ? ${STEP_ORDER}`,
       [automation.projectId, automation.id],
     );
-    const transitions = await em.execute(`select * from workflow_transitions where workflow_id = ? order by created_at, id`, [automation.id]);
+    const transitions = await queryRows<TransitionTableRow>(em, `select * from workflow_transitions where workflow_id = ? order by created_at, id`, [
+      automation.id,
+    ]);
     return { steps: steps.map(toStep), transitions: transitions.map(toTransition) };
   },
 
@@ -209,14 +258,15 @@ export const automationRepository = {
     }
     const filter = where.join(' and ');
     const dir = q.dir === 'asc' ? 'asc' : 'desc';
-    const rows = await em.execute(
+    const rows = await queryRows<AutomationTableRow & { step_count: number }>(
+      em,
       `select w.*, (select count(*)::int from workflow_steps s where s.workflow_id = w.id) as step_count
        from workflows w where ${filter}
        order by ${sortExpression[q.sort]} ${dir}, w.id ${dir}
        limit ? offset ?`,
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
-    const [count] = await em.execute(`select count(*)::int as n from workflows w where ${filter}`, params);
+    const [count] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflows w where ${filter}`, params);
     return { automations: rows.map((r) => ({ ...toAutomation(r), stepCount: r.step_count })), total: count.n };
   },
 
@@ -231,10 +281,11 @@ export const automationRepository = {
     if (changes.eventName !== undefined) columns.push(['trigger_event_name', changes.eventName]);
     if (changes.enabled !== undefined) columns.push(['enabled', changes.enabled]);
     if (changes.allowReentry !== undefined) columns.push(['allow_reentry', changes.allowReentry]);
-    const rows = await tx.execute(`update workflows set ${[...columns.map(([c]) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? returning *`, [
-      ...columns.map(([, v]) => v),
-      id,
-    ]);
+    const rows = await queryRows<AutomationTableRow>(
+      tx,
+      `update workflows set ${[...columns.map(([c]) => `${c} = ?`), 'updated_at = now()'].join(', ')} where id = ? returning *`,
+      [...columns.map(([, v]) => v), id],
+    );
     return toAutomation(rows[0]);
   },
 
@@ -248,7 +299,7 @@ export const automationRepository = {
    * execution committed while the lock was awaited is seen.
    */
   async activeExecutionCount(tx: EntityManager, automationId: string): Promise<number> {
-    const [row] = await tx.execute(`select count(*)::int as n from workflow_executions where workflow_id = ? and status in (?, ?)`, [
+    const [row] = await queryRows<{ n: number }>(tx, `select count(*)::int as n from workflow_executions where workflow_id = ? and status in (?, ?)`, [
       automationId,
       ...ACTIVE_EXECUTION_STATUSES,
     ]);
@@ -268,17 +319,18 @@ export const automationRepository = {
   },
 
   async findStep(em: EntityManager, automationId: string, stepId: string): Promise<StepRow | null> {
-    const rows = await em.execute(`select * from workflow_steps where workflow_id = ? and id = ?`, [automationId, stepId]);
+    const rows = await queryRows<StepTableRow>(em, `select * from workflow_steps where workflow_id = ? and id = ?`, [automationId, stepId]);
     return rows.length ? toStep(rows[0]) : null;
   },
 
   async stepCount(em: EntityManager, automationId: string): Promise<number> {
-    const [row] = await em.execute(`select count(*)::int as n from workflow_steps where workflow_id = ?`, [automationId]);
+    const [row] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflow_steps where workflow_id = ?`, [automationId]);
     return row.n;
   },
 
   async insertStep(tx: EntityManager, automationId: string, step: NewStep): Promise<StepRow> {
-    const rows = await tx.execute(
+    const rows = await queryRows<StepTableRow>(
+      tx,
       `insert into workflow_steps (workflow_id, type, name, position_x, position_y, config, template_id)
        values (?, ?, ?, ?, ?, ?::jsonb, ?) returning *`,
       [automationId, step.type, step.name, step.positionX, step.positionY, JSON.stringify(step.config), step.templateId],
@@ -298,7 +350,8 @@ export const automationRepository = {
     if (changes.positionY !== undefined) columns.push(['position_y = ?', changes.positionY]);
     if (changes.config !== undefined) columns.push(['config = ?::jsonb', JSON.stringify(changes.config)]);
     if (changes.templateId !== undefined) columns.push(['template_id = ?', changes.templateId]);
-    const rows = await tx.execute(
+    const rows = await queryRows<StepTableRow>(
+      tx,
       `update workflow_steps set ${[...columns.map(([c]) => c), 'updated_at = now()'].join(', ')} where workflow_id = ? and id = ? returning *`,
       [...columns.map(([, v]) => v), automationId, stepId],
     );
@@ -314,14 +367,14 @@ export const automationRepository = {
    * Returns the transitions created, or null when the step does not exist.
    */
   async deleteStep(tx: EntityManager, automationId: string, stepId: string, splice: boolean): Promise<TransitionRow[] | null> {
-    const steps = await tx.execute(`select * from workflow_steps where workflow_id = ? and id = ? for update`, [automationId, stepId]);
+    const steps = await queryRows(tx, `select * from workflow_steps where workflow_id = ? and id = ? for update`, [automationId, stepId]);
     if (!steps.length) return null;
     const edges = (
-      await tx.execute(`select * from workflow_transitions where workflow_id = ? and (from_step_id = ? or to_step_id = ?) order by created_at, id`, [
-        automationId,
-        stepId,
-        stepId,
-      ])
+      await queryRows<TransitionTableRow>(
+        tx,
+        `select * from workflow_transitions where workflow_id = ? and (from_step_id = ? or to_step_id = ?) order by created_at, id`,
+        [automationId, stepId, stepId],
+      )
     ).map(toTransition);
     await tx.execute(`delete from workflow_steps where id = ?`, [stepId]);
     if (!splice) return [];
@@ -332,7 +385,8 @@ export const automationRepository = {
     const created: TransitionRow[] = [];
     for (const t of incoming) {
       if (t.fromStepId === successor.toStepId) continue;
-      const rows = await tx.execute(
+      const rows = await queryRows<TransitionTableRow>(
+        tx,
         `insert into workflow_transitions (workflow_id, from_step_id, to_step_id, branch, wait_outcome)
          values (?, ?, ?, ?, ?) on conflict do nothing returning *`,
         [automationId, t.fromStepId, successor.toStepId, t.branch, t.waitOutcome],
@@ -343,7 +397,8 @@ export const automationRepository = {
   },
 
   async insertTransition(tx: EntityManager, automationId: string, t: NewTransition): Promise<TransitionRow> {
-    const rows = await tx.execute(
+    const rows = await queryRows<TransitionTableRow>(
+      tx,
       `insert into workflow_transitions (workflow_id, from_step_id, to_step_id, branch, wait_outcome) values (?, ?, ?, ?, ?) returning *`,
       [automationId, t.fromStepId, t.toStepId, t.branch, t.waitOutcome],
     );
@@ -352,7 +407,8 @@ export const automationRepository = {
 
   /** The transition out of `fromStepId` carrying these labels, if there is one (one way out per label). */
   async findWayOut(em: EntityManager, automationId: string, t: Pick<NewTransition, 'fromStepId' | 'branch' | 'waitOutcome'>): Promise<TransitionRow | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<TransitionTableRow>(
+      em,
       `select * from workflow_transitions where workflow_id = ? and from_step_id = ? and branch is not distinct from ? and wait_outcome is not distinct from ?`,
       [automationId, t.fromStepId, t.branch, t.waitOutcome],
     );
@@ -365,7 +421,7 @@ export const automationRepository = {
   },
 
   async templateInProject(em: EntityManager, projectId: string, templateId: string): Promise<boolean> {
-    const rows = await em.execute(`select 1 from templates where project_id = ? and id = ?`, [projectId, templateId]);
+    const rows = await queryRows(em, `select 1 from templates where project_id = ? and id = ?`, [projectId, templateId]);
     return rows.length > 0;
   },
 

@@ -1,13 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { referencedSegmentIds, type ConditionTree } from './conditionTree';
 import type { SegmentDefinition } from './compileCondition';
+import { queryRows } from '../sql/rows';
 
-function toDefinition(row: Record<string, any>): SegmentDefinition {
+/** A `segments` row as loadReachable selects it. */
+interface SegmentDefinitionRow {
+  id: string;
+  type: SegmentDefinition['type'];
+  track_membership: boolean;
+  /** jsonb, parsed by the driver. */
+  condition: ConditionTree | string | null;
+}
+
+function toDefinition(row: SegmentDefinitionRow): SegmentDefinition {
   return {
     id: row.id,
     type: row.type,
     trackMembership: row.track_membership,
-    condition: typeof row.condition === 'string' ? JSON.parse(row.condition) : (row.condition ?? null),
+    condition: typeof row.condition === 'string' ? (JSON.parse(row.condition) as ConditionTree) : (row.condition ?? null),
   };
 }
 
@@ -27,7 +37,8 @@ async function loadReachable(
   let wanted = tree ? referencedSegmentIds(tree) : [];
   while (wanted.length) {
     for (const id of wanted) asked.add(id);
-    const rows = await em.execute(
+    const rows = await queryRows<SegmentDefinitionRow>(
+      em,
       `select id, type, track_membership, condition from segments where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid)`,
       [projectId, JSON.stringify(wanted)],
     );

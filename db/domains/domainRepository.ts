@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openWithSecret, sealWithSecret } from '../../lib/crypto';
 import { senderDomainCandidates } from '../../lib/domainName';
+import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 import { textArrayLiteral } from '../sql/textArrayLiteral';
 
 export type DomainStatus = 'PENDING' | 'VERIFIED' | 'FAILED';
@@ -53,7 +54,25 @@ export const DKIM_KEY_BITS = 2048;
 
 const generateKeyPair = promisify(crypto.generateKeyPair);
 
-function toDomain(row: Record<string, any>): DomainRow {
+/** A `domains` row as a statement returns it. */
+interface DomainTableRow {
+  id: string;
+  project_id: string;
+  domain: string;
+  status: DomainStatus;
+  dkim_selector: string;
+  dkim_public_key: string;
+  dkim_private_key_sealed: string;
+  dkim_verified: boolean;
+  spf_verified: boolean;
+  dmarc_verified: boolean;
+  last_checked_at: TimestampText | null;
+  verified_at: TimestampText | null;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+function toDomain(row: DomainTableRow): DomainRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -65,8 +84,8 @@ function toDomain(row: Record<string, any>): DomainRow {
     dkimVerified: row.dkim_verified,
     spfVerified: row.spf_verified,
     dmarcVerified: row.dmarc_verified,
-    lastCheckedAt: row.last_checked_at ? new Date(row.last_checked_at) : null,
-    verifiedAt: row.verified_at ? new Date(row.verified_at) : null,
+    lastCheckedAt: dateOrNull(row.last_checked_at),
+    verifiedAt: dateOrNull(row.verified_at),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -96,11 +115,12 @@ export const domainRepository = {
    * project already has this domain.
    */
   async create(em: EntityManager, input: { projectId: string; domain: string; secret: string }): Promise<DomainRow | null> {
-    const taken = await em.execute(`select 1 from domains where project_id = ? and domain = ?`, [input.projectId, input.domain]);
+    const taken = await queryRows(em, `select 1 from domains where project_id = ? and domain = ?`, [input.projectId, input.domain]);
     if (taken.length) return null;
     const key = await generateDkimKey();
     const id = crypto.randomUUID();
-    const rows = await em.execute(
+    const rows = await queryRows<DomainTableRow>(
+      em,
       `insert into domains (id, project_id, domain, dkim_selector, dkim_public_key, dkim_private_key_sealed)
        values (?, ?, ?, ?, ?, ?)
        on conflict (project_id, domain) do nothing
@@ -111,12 +131,12 @@ export const domainRepository = {
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<DomainRow | null> {
-    const rows = await em.execute(`select * from domains where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<DomainTableRow>(em, `select * from domains where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toDomain(rows[0]) : null;
   },
 
   async listByProject(em: EntityManager, projectId: string): Promise<DomainRow[]> {
-    const rows = await em.execute(`select * from domains where project_id = ? order by created_at, id`, [projectId]);
+    const rows = await queryRows<DomainTableRow>(em, `select * from domains where project_id = ? order by created_at, id`, [projectId]);
     return rows.map(toDomain);
   },
 
@@ -127,7 +147,8 @@ export const domainRepository = {
 
   /** Stores a completed check. Null when the domain was deleted meanwhile. */
   async recordCheck(em: EntityManager, id: string, result: DomainCheckResult): Promise<DomainRow | null> {
-    const rows = await em.execute(
+    const rows = await queryRows<DomainTableRow>(
+      em,
       `update domains set
          status = ?, dkim_verified = ?, spf_verified = ?, dmarc_verified = ?, last_checked_at = ?,
          -- verifiedAt is when the domain became verified; it goes when verification is lost.
@@ -146,7 +167,8 @@ export const domainRepository = {
    * (so a fixed record is noticed without anyone pressing verify, at a twelfth of the cost).
    */
   async dueForRecheck(em: EntityManager, afterId: string | null, limit: number): Promise<DomainRow[]> {
-    const rows = await em.execute(
+    const rows = await queryRows<DomainTableRow>(
+      em,
       `select * from domains
        where (?::uuid is null or id > ?::uuid)
          and (status in ('PENDING', 'VERIFIED') or last_checked_at is null or last_checked_at < now() - interval '1 hour')
@@ -165,7 +187,8 @@ export const domainRepository = {
   async findVerifiedSenderDomain(em: EntityManager, projectId: string, fromAddress: string): Promise<DomainRow | null> {
     const candidates = senderDomainCandidates(fromAddress);
     if (!candidates.length) return null;
-    const rows = await em.execute(
+    const rows = await queryRows<DomainTableRow>(
+      em,
       `select * from domains
        where project_id = ? and status = 'VERIFIED' and domain = any(?::text[])
        order by length(domain) desc
@@ -183,7 +206,8 @@ export const domainRepository = {
   async findSigningDomain(em: EntityManager, projectId: string, fromAddress: string): Promise<DomainRow | null> {
     const candidates = senderDomainCandidates(fromAddress);
     if (!candidates.length) return null;
-    const rows = await em.execute(
+    const rows = await queryRows<DomainTableRow>(
+      em,
       `select * from domains where project_id = ? and domain = any(?::text[])
        order by (status = 'VERIFIED') desc, length(domain) desc limit 1`,
       [projectId, textArrayLiteral(candidates)],

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { contactRepository, type RecordedEvent } from '../contacts/contactRepository';
+import { queryRows } from '../sql/rows';
 
 /**
  * Everything that happens to an email after it left (contract section 9): opens and clicks from
@@ -199,18 +200,22 @@ export const emailFeedbackRepository = {
     projectId: string,
     ids: { emailId?: string; messageId?: string },
   ): Promise<{ id: string; toAddress: string } | null> {
-    const found = (row: Record<string, any> | undefined) => (row ? { id: row.id, toAddress: row.to_address } : null);
+    const found = (row: { id: string; to_address: string } | undefined) => (row ? { id: row.id, toAddress: row.to_address } : null);
     if (ids.emailId) {
-      const [row] = await em.execute(`select id, to_address from emails where id = ? and project_id = ? and source <> 'INBOUND'`, [ids.emailId, projectId]);
+      const [row] = await queryRows<{ id: string; to_address: string }>(
+        em,
+        `select id, to_address from emails where id = ? and project_id = ? and source <> 'INBOUND'`,
+        [ids.emailId, projectId],
+      );
       return found(row);
     }
     const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
     if (!bare) return null;
-    const [row] = await em.execute(`select id, to_address from emails where message_id in (?, ?) and project_id = ? and source <> 'INBOUND' limit 1`, [
-      `<${bare}>`,
-      bare,
-      projectId,
-    ]);
+    const [row] = await queryRows<{ id: string; to_address: string }>(
+      em,
+      `select id, to_address from emails where message_id in (?, ?) and project_id = ? and source <> 'INBOUND' limit 1`,
+      [`<${bare}>`, bare, projectId],
+    );
     return found(row);
   },
 
@@ -220,12 +225,12 @@ export const emailFeedbackRepository = {
    */
   async findEmailId(em: EntityManager, ids: { providerMessageId?: string; messageId?: string }): Promise<string | null> {
     if (ids.providerMessageId) {
-      const [row] = await em.execute(`select id from emails where provider_message_id = ? limit 1`, [ids.providerMessageId]);
+      const [row] = await queryRows<{ id: string }>(em, `select id from emails where provider_message_id = ? limit 1`, [ids.providerMessageId]);
       if (row) return row.id;
     }
     const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
     if (bare) {
-      const [row] = await em.execute(`select id from emails where message_id in (?, ?) limit 1`, [`<${bare}>`, bare]);
+      const [row] = await queryRows<{ id: string }>(em, `select id from emails where message_id in (?, ?) limit 1`, [`<${bare}>`, bare]);
       if (row) return row.id;
     }
     return null;

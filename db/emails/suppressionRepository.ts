@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 export type SuppressionReason = 'BOUNCE' | 'COMPLAINT' | 'MANUAL';
 
@@ -17,7 +18,16 @@ export interface SuppressionKey {
 
 const COLUMNS = `email, reason, email_id, created_at, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as key_t`;
 
-const toSuppression = (r: Record<string, any>): Suppression => ({
+/** COLUMNS as a statement returns them: the `email_suppressions` columns read, and the page key. */
+interface SuppressionTableRow {
+  email: string;
+  reason: SuppressionReason;
+  email_id: string | null;
+  created_at: TimestampText;
+  key_t: string;
+}
+
+const toSuppression = (r: SuppressionTableRow): Suppression => ({
   email: r.email,
   reason: r.reason,
   emailId: r.email_id ?? null,
@@ -46,7 +56,8 @@ export const suppressionRepository = {
       params.push(options.after.t, options.after.email);
     }
     params.push(options.limit + 1);
-    const rows: Array<Record<string, any>> = await em.execute(
+    const rows = await queryRows<SuppressionTableRow>(
+      em,
       `select ${COLUMNS} from email_suppressions where ${where.join(' and ')} order by created_at desc, email desc limit ?`,
       params,
     );
@@ -63,13 +74,17 @@ export const suppressionRepository = {
    */
   async add(em: EntityManager, projectId: string, email: string): Promise<{ entry: Suppression; created: boolean }> {
     for (;;) {
-      const [inserted] = await em.execute(
+      const [inserted] = await queryRows<SuppressionTableRow>(
+        em,
         `insert into email_suppressions (project_id, email, reason) values (?, ?, 'MANUAL')
          on conflict (project_id, email) do nothing returning ${COLUMNS}`,
         [projectId, email],
       );
       if (inserted) return { entry: toSuppression(inserted), created: true };
-      const [existing] = await em.execute(`select ${COLUMNS} from email_suppressions where project_id = ? and email = ?`, [projectId, email]);
+      const [existing] = await queryRows<SuppressionTableRow>(em, `select ${COLUMNS} from email_suppressions where project_id = ? and email = ?`, [
+        projectId,
+        email,
+      ]);
       // Lifted between the two statements: try again.
       if (existing) return { entry: toSuppression(existing), created: false };
     }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 export interface EventRow {
   id: string;
@@ -12,7 +13,21 @@ export interface EventRow {
   seq: string;
 }
 
-function toEvent(row: Record<string, any>): EventRow {
+/** An `events` row as a statement returns it (the columns toEvent reads). */
+interface EventTableRow {
+  id: string;
+  name: string;
+  contact_id: string | null;
+  /** jsonb, parsed by the driver. */
+  data: unknown;
+  source: EventRow['source'];
+  email_id: string | null;
+  created_at: TimestampText;
+  /** bigint: node-postgres gives int8 as text. */
+  seq: string;
+}
+
+function toEvent(row: EventTableRow): EventRow {
   return {
     id: row.id,
     name: row.name,
@@ -48,14 +63,15 @@ export const eventRepository = {
       where.push('seq < ?');
       params.push(q.after);
     }
-    const rows = await em.execute(`select * from events where ${where.join(' and ')} order by seq desc limit ?`, [...params, q.limit + 1]);
+    const rows = await queryRows<EventTableRow>(em, `select * from events where ${where.join(' and ')} order by seq desc limit ?`, [...params, q.limit + 1]);
     let total = 0;
-    if (q.withTotal) total = (await em.execute(`select count(*)::int as n from events where ${filterWhere}`, filterParams))[0].n;
+    if (q.withTotal) total = (await queryRows<{ n: number }>(em, `select count(*)::int as n from events where ${filterWhere}`, filterParams))[0].n;
     return { events: rows.slice(0, q.limit).map(toEvent), hasMore: rows.length > q.limit, total };
   },
 
   async stats(em: EntityManager, projectId: string) {
-    const [totals] = await em.execute(
+    const [totals] = await queryRows<{ total: number; last24h: number; last7d: number }>(
+      em,
       `select count(*)::int as total,
               count(*) filter (where created_at > now() - interval '24 hours')::int as last24h,
               count(*) filter (where created_at > now() - interval '7 days')::int as last7d
@@ -75,10 +91,11 @@ export const eventRepository = {
   },
 
   async deleteByName(em: EntityManager, projectId: string, name: string): Promise<number> {
-    const [row] = await em.execute(`with gone as (delete from events where project_id = ? and name = ? returning 1) select count(*)::int as n from gone`, [
-      projectId,
-      name,
-    ]);
+    const [row] = await queryRows<{ n: number }>(
+      em,
+      `with gone as (delete from events where project_id = ? and name = ? returning 1) select count(*)::int as n from gone`,
+      [projectId, name],
+    );
     return row.n;
   },
 };

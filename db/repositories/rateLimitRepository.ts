@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProjectSchema, type Project } from '../entities/project';
+import { queryRows } from '../sql/rows';
 
 /** The limiter's verdict on one request, with what its response headers say. */
 export interface RateLimitHit {
@@ -71,7 +72,9 @@ export const rateLimitRepository = {
     count: RateLimitCount,
   ): Promise<{ project: Project; hits: RateLimitHit[] } | null> {
     const requests = count.requests ?? 1;
-    const rows = await em.execute<Array<Record<string, any>>>(
+    // The project's columns go to em.map as they came (it reads its own timestamps); the counts are typed.
+    const rows = await queryRows<Record<string, unknown> & { rl_window_counts: number[]; rl_accepted: number }>(
+      em,
       `with p as (select * from projects where ${keyColumn} = ?)
        select p.*, t.window_counts as rl_window_counts, t.accepted as rl_accepted
        from p cross join lateral ${take('p.id')} t`,

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { copyName } from '../../lib/copyName';
 import { likeContains } from '../contacts/contactQueries';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 export const TEMPLATE_TYPES = ['TRANSACTIONAL', 'MARKETING', 'HEADLESS'] as const;
 export type TemplateType = (typeof TEMPLATE_TYPES)[number];
@@ -44,7 +45,23 @@ export interface TemplateListQuery {
   dir: 'asc' | 'desc';
 }
 
-function toTemplate(row: Record<string, any>): TemplateRow {
+/** A `templates` row as a statement returns it. */
+interface TemplateTableRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  subject: string;
+  body: string;
+  from_address: string;
+  from_name: string | null;
+  reply_to: string | null;
+  type: TemplateType;
+  created_at: TimestampText;
+  updated_at: TimestampText;
+}
+
+function toTemplate(row: TemplateTableRow): TemplateRow {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -77,7 +94,8 @@ const sortExpression: Record<TemplateSort, string> = { name: 'lower(name)', crea
 
 export const templateRepository = {
   async create(em: EntityManager, projectId: string, fields: TemplateFields): Promise<TemplateRow> {
-    const rows = await em.execute(
+    const rows = await queryRows<TemplateTableRow>(
+      em,
       `insert into templates (project_id, name, description, subject, body, from_address, from_name, reply_to, type)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?)
        returning *`,
@@ -88,7 +106,7 @@ export const templateRepository = {
 
   /** Null for a missing template and for another project's: the two are not told apart. */
   async findById(em: EntityManager, projectId: string, id: string): Promise<TemplateRow | null> {
-    const rows = await em.execute(`select * from templates where project_id = ? and id = ?`, [projectId, id]);
+    const rows = await queryRows<TemplateTableRow>(em, `select * from templates where project_id = ? and id = ?`, [projectId, id]);
     return rows.length ? toTemplate(rows[0]) : null;
   },
 
@@ -96,7 +114,8 @@ export const templateRepository = {
   async update(em: EntityManager, projectId: string, id: string, changes: Partial<TemplateFields>): Promise<TemplateRow | null> {
     const entries = (Object.keys(columns) as Array<keyof TemplateFields>).filter((key) => changes[key] !== undefined);
     if (!entries.length) return this.findById(em, projectId, id);
-    const rows = await em.execute(
+    const rows = await queryRows<TemplateTableRow>(
+      em,
       `update templates set ${entries.map((key) => `${columns[key]} = ?`).join(', ')}, updated_at = now()
        where project_id = ? and id = ?
        returning *`,
@@ -114,7 +133,8 @@ export const templateRepository = {
   async duplicate(em: EntityManager, projectId: string, id: string, maxNameLength: number): Promise<TemplateRow | null> {
     const original = await this.findById(em, projectId, id);
     if (!original) return null;
-    const rows = await em.execute(
+    const rows = await queryRows<TemplateTableRow>(
+      em,
       `insert into templates (project_id, name, description, subject, body, from_address, from_name, reply_to, type)
        select project_id, ?, description, subject, body, from_address, from_name, reply_to, type
        from templates where project_id = ? and id = ?
@@ -143,13 +163,14 @@ export const templateRepository = {
     }
     const filter = where.join(' and ');
     const dir = q.dir === 'asc' ? 'asc' : 'desc';
-    const rows = await em.execute(
+    const rows = await queryRows<TemplateTableRow>(
+      em,
       `select * from templates where ${filter}
        order by ${sortExpression[q.sort]} ${dir}, id ${dir}
        limit ? offset ?`,
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
-    const [count] = await em.execute(`select count(*)::int as n from templates where ${filter}`, params);
+    const [count] = await queryRows<{ n: number }>(em, `select count(*)::int as n from templates where ${filter}`, params);
     return { templates: rows.map(toTemplate), total: count.n };
   },
 };
