@@ -5,35 +5,13 @@ import { requestLog } from './middleware/requestLog';
 import { errorHandler } from './middleware/errorHandler';
 import { rejectNulCharacters } from './middleware/rejectNulCharacters';
 import { jsonBody, JSON_BODY_LIMIT_BYTES } from './middleware/jsonBody';
-import { sendRoutes } from './routes/sendRoutes';
-import { healthRoutes } from './routes/healthRoutes';
-import { configRoutes } from './routes/configRoutes';
-import { authRoutes } from './routes/authRoutes';
-import { userRoutes } from './routes/userRoutes';
-import { projectRoutes } from './routes/projectRoutes';
-import { outboxRoutes } from './routes/outboxRoutes';
-import { contactRoutes } from './routes/contactRoutes';
-import { contactJobRoutes } from './routes/contactJobRoutes';
-import { trackRoutes } from './routes/eventTrackRoutes';
-import { eventRoutes } from './routes/eventRoutes';
-import { domainRoutes } from './routes/domainRoutes';
-import { templateRoutes } from './routes/templateRoutes';
-import { campaignRoutes } from './routes/campaignRoutes';
-import { verifyRoutes } from './routes/verifyRoutes';
-import { trackingRoutes } from './routes/emailTrackingRoutes';
-import { subscriptionPages } from './routes/subscriptionPages';
-import { snsWebhookRoutes } from './routes/snsWebhookRoutes';
-import { segmentRoutes } from './routes/segmentRoutes';
-import { uploadRoutes } from './routes/uploadRoutes';
-import { workflowRoutes } from './routes/workflowRoutes';
-import { billingRoutes } from './routes/billingRoutes';
-import { stripeWebhookRoutes, STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
-import { workflowExecutionRoutes } from './routes/workflowExecutionRoutes';
+import { STRIPE_WEBHOOK_PATH } from './routes/stripeWebhookRoutes';
 import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerCache';
-import { activityRoutes } from './routes/activityRoutes';
-import { analyticsRoutes } from './routes/analyticsRoutes';
-import { emailRecordRoutes } from './routes/emailRecordRoutes';
-import { suppressionRoutes } from './routes/suppressionRoutes';
+import { apiRouters } from './routes';
+import { apiDescriptionRoutes } from './routes/apiDescriptionRoutes';
+import { routeDescriptions } from './openapi/describedRouter';
+import { buildApiDocument } from './openapi/apiDocument';
+import { packageVersion } from '../lib/codeLocation';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -59,38 +37,12 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   });
   app.use(forgetWorkflowTriggersAfterWrites());
 
-  for (const router of [
-    healthRoutes(deps),
-    configRoutes(deps),
-    authRoutes(deps),
-    userRoutes(deps),
-    projectRoutes(deps),
-    outboxRoutes(deps),
-    trackRoutes(deps),
-    sendRoutes(deps),
-    eventRoutes(deps),
-    domainRoutes(deps),
-    templateRoutes(deps),
-    campaignRoutes(deps),
-    verifyRoutes(deps),
-    trackingRoutes(deps),
-    subscriptionPages(deps),
-    snsWebhookRoutes(deps),
-    segmentRoutes(deps),
-    // Before the workflow definition routes, whose /workflows/:id/... would otherwise claim these.
-    workflowExecutionRoutes(deps),
-    workflowRoutes(deps),
-    billingRoutes(deps),
-    stripeWebhookRoutes(deps),
-    activityRoutes(deps),
-    analyticsRoutes(deps),
-    emailRecordRoutes(deps),
-    suppressionRoutes(deps),
-    // Before contactRoutes, whose /contacts/:id would otherwise claim /contacts/import.
-    contactJobRoutes(deps),
-    contactRoutes(deps),
-    uploadRoutes(deps),
-  ]) {
+  // The description is built before the first request, so a route it cannot describe fails the start.
+  const routers = apiRouters(deps);
+  const description: { document?: object } = {};
+  routers.unshift(apiDescriptionRoutes(() => description.document ?? {}));
+  description.document = buildApiDocument(routers.flatMap(routeDescriptions), packageVersion());
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

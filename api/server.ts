@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
 import type { Config } from '../lib/config';
 import { requireSetting } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -18,13 +19,15 @@ import { attachExecutionTriggers } from '../services/automation/executionTrigger
 import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import { createObjectStore } from '../lib/objectStorage/createObjectStore';
 import { removeAbandonedUploadTemporaries } from '../services/retention/temporaryFiles';
-import type { ApiDeps } from './state';
+import type { ApiDeps, AppState } from './state';
 import { configuredSmtpPorts, startSmtpListeners, type RunningSmtpListeners, type SmtpListenerPorts, type SmtpListenerStatus } from './smtp';
 import { InboundRecipients } from '../services/inbound/inboundRecipients';
 import { InboundReception } from '../services/inbound/inboundReception';
 
 export interface RunningApi {
   server: http.Server;
+  /** The Koa application it serves (its mounted routers, for the API description's completeness test). */
+  app: Koa<AppState>;
   port: number;
   url: string;
   orm: Orm;
@@ -141,5 +144,5 @@ export async function startApiServer(
       objectStore.close();
     })());
 
-  return { server, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, smtp, close };
+  return { server, app, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, smtp, close };
 }

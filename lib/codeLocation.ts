@@ -20,3 +20,10 @@ export const projectRoot = path.resolve(__dirname, runsCompiled ? '../..' : '..'
 export function moduleArgs(module: string, from: 'dist' | 'sources' = runsCompiled ? 'dist' : 'sources'): string[] {
   return from === 'dist' ? [path.join(projectRoot, 'dist', `${module}.js`)] : ['--import', 'tsx', path.join(projectRoot, `${module}.ts`)];
 }
+
+/** package.json's version: the API description's `info.version` follows it (contract 19). */
+export function packageVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const manifest = JSON.parse(require('node:fs').readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
+}

@@ -1,3 +1,5 @@
+import { responseCheckerFor } from './apiDescriptionCheck';
+
 export interface HttpResponse<T = any> {
   status: number;
   headers: Headers;
@@ -18,7 +20,11 @@ export interface RequestOptions {
 
 /** Real HTTP against the API under test, with the JSON and cookie plumbing tests would otherwise repeat. */
 export class HttpClient {
-  constructor(readonly baseUrl: string) {}
+  /** `checkResponses: false` for a test that is about a response the description cannot hold (a proxy's, a broken server's). */
+  constructor(
+    readonly baseUrl: string,
+    private readonly options: { checkResponses?: boolean } = {},
+  ) {}
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -34,6 +40,11 @@ export class HttpClient {
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    if (this.options.checkResponses !== false) {
+      const checker = await responseCheckerFor(this.baseUrl);
+      const problem = checker?.problem(method, path, res.status, res.headers.get('content-type'), parsed, text);
+      if (problem) throw new Error(`The response does not match the API description (GET /openapi.json): ${problem}`);
+    }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
