@@ -40,7 +40,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   // The description is built before the first request, so a route it cannot describe fails the start.
   const routers = apiRouters(deps);
   const description: { document?: object } = {};
-  routers.unshift(apiDescriptionRoutes(() => description.document ?? {}));
+  routers.push(apiDescriptionRoutes(() => description.document ?? {}));
   description.document = buildApiDocument(routers.flatMap(routeDescriptions), packageVersion());
   for (const router of routers) {
     app.use(router.routes());

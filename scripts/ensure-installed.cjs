@@ -3,7 +3,8 @@
  * Run by `prestart` and `pretest`: installs dependencies (`npm install`, which follows the lock;
  * not `npm ci`, which refuses a lock that lacks other platforms' optional binaries, as the
  * registry mirror here does not serve all of them) when node_modules is missing or older
- * than package-lock.json, then makes sure the Temporal CLI binary exists (building it once).
+ * than package-lock.json, then makes sure the Temporal CLI binary exists (building it once) and,
+ * for the tests, Chromium (scripts/ensure-chromium.cjs).
  * Both say what they are doing at least every 10 s. With `--build` (prestart: `npm start` runs
  * the compiled JavaScript) it then compiles dist/ when it is missing or stale (scripts/build.cjs).
  * Plain CommonJS with no dependencies, since it runs before node_modules exists. When everything
@@ -15,6 +16,7 @@ const { spawn } = require('node:child_process');
 const { ensureTemporalBinary } = require('./temporal-binary.cjs');
 const { formatElapsed } = require('./go-install-progress.cjs');
 const { ensureBuilt } = require('./build.cjs');
+const { ensureChromium } = require('./ensure-chromium.cjs');
 
 const PROGRESS_INTERVAL_MS = 10_000;
 
@@ -87,6 +89,8 @@ async function main() {
   await ensureDependencies();
   ensureTemporalBinary();
   if (process.argv.includes('--build')) ensureBuilt();
+  // Only the tests drive a browser; `npm start` needs none.
+  else ensureChromium();
 }
 
 main().catch((err) => {

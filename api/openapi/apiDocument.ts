@@ -123,7 +123,6 @@ export function buildApiDocument(routes: DescribedRoute[], version: string) {
         'Errors answer the envelope of the `Error` schema; `X-Request-ID` names each request.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/' }],
   });
 }
 
