@@ -7,3 +7,11 @@ import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 extendZodWithOpenApi(z);
 
 export { z };
+
+/**
+ * `schema.catch(fallback)` in a form the description can show (zod-to-openapi 7 cannot describe
+ * `.catch()`): a value the schema refuses becomes `fallback`, and the description shows `schema`.
+ */
+export function withFallback<T extends z.ZodTypeAny>(schema: T, fallback: z.input<T>) {
+  return z.preprocess((value) => (schema.safeParse(value).success ? value : fallback), schema);
+}
