@@ -1,17 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProjectMemberSchema, type MemberRole, type ProjectMember } from '../entities/projectMember';
+import { queryRows, type TimestampText } from '../sql/rows';
+
+/** A member with the user's email, as the dashboard lists them. */
+export interface MemberWithUser {
+  userId: string;
+  email: string;
+  role: MemberRole;
+  createdAt: Date;
+}
 
 export const memberRepository = {
   async find(em: EntityManager, projectId: string, userId: string): Promise<ProjectMember | null> {
     return em.findOne(ProjectMemberSchema, { projectId, userId });
   },
 
-  async listWithUsers(em: EntityManager, projectId: string) {
-    return em.execute<Array<{ user_id: string; email: string; role: MemberRole; created_at: Date }>>(
+  async listWithUsers(em: EntityManager, projectId: string): Promise<MemberWithUser[]> {
+    const rows = await queryRows<{ user_id: string; email: string; role: MemberRole; created_at: TimestampText }>(
+      em,
       `select m.user_id, u.email, m.role, m.created_at from project_members m join users u on u.id = m.user_id
        where m.project_id = ? order by m.created_at asc, u.email asc`,
       [projectId],
     );
+    return rows.map((r) => ({ userId: r.user_id, email: r.email, role: r.role, createdAt: new Date(r.created_at) }));
   },
 
   /** How many members the project has, and how many of them are OWNER and ADMIN. */
@@ -32,11 +43,12 @@ export const memberRepository = {
 
   /** Adds a member; null when the user already is one. */
   async add(em: EntityManager, projectId: string, userId: string, role: MemberRole): Promise<{ createdAt: Date } | null> {
-    const rows = await em.execute<Array<{ created_at: Date }>>(
+    const rows = await queryRows<{ created_at: TimestampText }>(
+      em,
       `insert into project_members (project_id, user_id, role) values (?, ?, ?) on conflict do nothing returning created_at`,
       [projectId, userId, role],
     );
-    return rows.length ? { createdAt: rows[0].created_at } : null;
+    return rows.length ? { createdAt: new Date(rows[0].created_at) } : null;
   },
 
   /** Locks the project's owners (in a transaction) so two concurrent demotions or removals cannot leave it ownerless. */

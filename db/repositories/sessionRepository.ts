@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema, type User } from '../entities/user';
+import { queryRows, type TimestampText } from '../sql/rows';
 
 /**
  * Dashboard sessions. The session cookie is a signed JWT naming a row here; the row is what makes
@@ -8,12 +9,13 @@ import { UserSchema, type User } from '../entities/user';
 export const sessionRepository = {
   /** Opens a session; the user's expired sessions are removed on the way, so rows do not pile up. */
   async open(em: EntityManager, userId: string, ttlSeconds: number): Promise<{ id: string; expiresAt: Date }> {
-    const rows = await em.execute<Array<{ id: string; expires_at: Date }>>(
+    const rows = await queryRows<{ id: string; expires_at: TimestampText }>(
+      em,
       `with expired as (delete from sessions where user_id = ? and expires_at < now())
        insert into sessions (user_id, expires_at) values (?, now() + make_interval(secs => ?)) returning id, expires_at`,
       [userId, userId, ttlSeconds],
     );
-    return { id: rows[0].id, expiresAt: rows[0].expires_at };
+    return { id: rows[0].id, expiresAt: new Date(rows[0].expires_at) };
   },
 
   /** The session's user, in one round trip; null when the session was ended or has expired. */

@@ -152,6 +152,8 @@ describe('members', () => {
     const addedAdmin = await add(admin, 'ADMIN');
     expect(addedAdmin.status).toBe(201);
     expect(addedAdmin.body).toMatchObject({ userId: admin.userId, role: 'ADMIN' });
+    // ISO 8601 as JSON writes a Date, not PostgreSQL's text form ("2026-11-27 16:22:47.123+00").
+    expect(addedAdmin.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect((await add(member, 'MEMBER', admin)).status).toBe(201);
     expect((await add(member, 'MEMBER')).status).toBe(409);
     expect((await add({ email: 'nobody@example.com' }, 'MEMBER')).status).toBe(404);
@@ -160,6 +162,7 @@ describe('members', () => {
     const list = await stack.http.get(`/projects/${project.id}/members`, { cookie: member.cookie });
     expect(list.status).toBe(200);
     expect(list.body.map((m: { role: string }) => m.role).sort()).toEqual(['ADMIN', 'MEMBER', 'OWNER']);
+    for (const m of list.body) expect(m.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     // A MEMBER manages nothing; an ADMIN cannot touch the OWNER or grant OWNER.
     expect((await stack.http.patch(`/projects/${project.id}/members/${admin.userId}`, { role: 'MEMBER' }, { cookie: member.cookie })).status).toBe(403);
