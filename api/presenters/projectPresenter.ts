@@ -1,7 +1,9 @@
+import type { z } from 'zod';
 import type { Project } from '../../db/entities/project';
+import type { projectResponse } from '../schemas/projectSchemas';
 
 /** The project as the dashboard sees it: never the secret key, only its last characters. */
-export function serializeProject(project: Project, extra: Record<string, unknown> = {}) {
+export function serializeProject(project: Project): z.input<typeof projectResponse> {
   return {
     id: project.id,
     name: project.name,
@@ -13,6 +15,5 @@ export function serializeProject(project: Project, extra: Record<string, unknown
     keysRotatedAt: project.keysRotatedAt ?? null,
     createdAt: project.createdAt,
     updatedAt: project.updatedAt,
-    ...extra,
   };
 }

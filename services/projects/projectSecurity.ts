@@ -25,7 +25,7 @@ export async function projectSecurity(em: EntityManager, config: Config, project
     keys: {
       publicKey: project.publicKey,
       secretKeyHint: `sk_…${project.secretKeyHint}`,
-      secretKeyStoredAs: 'sha256',
+      secretKeyStoredAs: 'sha256' as const,
       createdAt: project.createdAt,
       lastRotatedAt: project.keysRotatedAt ?? null,
     },
