@@ -1,7 +1,10 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
 import { mailModeOf } from '../../services/domains/senderDomainLookup';
+import { describedRoutes } from '../openapi/describedRouter';
+import { configResponse } from '../schemas/operationsSchemas';
 
 /**
  * GET /config (no auth): which integrations this instance has. Only integrations Mailroom
@@ -14,22 +17,51 @@ import { mailModeOf } from '../../services/domains/senderDomainLookup';
  */
 export function configRoutes({ config, smtpStatus }: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Operations', access: 'none' });
   const outbox = mailModeOf(config) === 'outbox';
-  router.get('/config', (ctx) => {
-    ctx.body = {
-      publicUrl: config.publicUrl,
-      signups: { enabled: !config.disableSignups },
-      smtp: { enabled: !outbox },
-      localOutbox: { enabled: outbox, senderDomain: outbox ? OUTBOX_SENDER_DOMAIN : null },
-      // Read per request: true only while the submission listener listens (contract 20).
-      smtpRelay: smtpStatus?.submission ?? false,
-      oauth: { enabled: false, providers: [] },
-      billing: Boolean(config.stripe),
-      objectStorage: config.s3 !== null,
-      // The inbound SMTP listener listens (contract 20).
-      inbound: smtpStatus?.inbound ?? false,
-      limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
-    };
-  });
+  route.get(
+    '/config',
+    {
+      summary: 'Get this instance’s configuration',
+      description:
+        'Which integrations this instance has: only those Mailroom implements and that are configured report enabled. ' +
+        '`localOutbox.senderDomain` names the sender domain every project may use with no DNS while mail stays in the outbox. ' +
+        '`smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen.',
+      responses: {
+        200: {
+          description: 'The configuration',
+          schema: configResponse,
+          example: {
+            publicUrl: 'https://mail.example.com',
+            signups: { enabled: true },
+            smtp: { enabled: true },
+            localOutbox: { enabled: false, senderDomain: null },
+            smtpRelay: true,
+            oauth: { enabled: false, providers: [] },
+            billing: false,
+            objectStorage: false,
+            inbound: false,
+            limits: { rateLimitPerMinute: 1000, idempotencyKeyTtlHours: 24 },
+          },
+        },
+      },
+    },
+    (ctx) => {
+      ctx.body = {
+        publicUrl: config.publicUrl,
+        signups: { enabled: !config.disableSignups },
+        smtp: { enabled: !outbox },
+        localOutbox: { enabled: outbox, senderDomain: outbox ? OUTBOX_SENDER_DOMAIN : null },
+        // Read per request: true only while the submission listener listens (contract 20).
+        smtpRelay: smtpStatus?.submission ?? false,
+        oauth: { enabled: false, providers: [] },
+        billing: Boolean(config.stripe),
+        objectStorage: config.s3 !== null,
+        // The inbound SMTP listener listens (contract 20).
+        inbound: smtpStatus?.inbound ?? false,
+        limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
+      } satisfies z.input<typeof configResponse>;
+    },
+  );
   return router;
 }

@@ -4,6 +4,11 @@ import { readDecodedBody } from '../http/bodyDecoding';
 import { openLinkToken } from '../../mail/links/signedLinks';
 import { emailFeedbackRepository, type PageContact } from '../../db/emails/emailFeedbackRepository';
 import { notFoundPage, sendPage, type PageContent } from '../pages/publicPage';
+import { describedRoutes, type ResponseDoc } from '../openapi/describedRouter';
+import { subscriptionPageForm } from '../schemas/subscriptionPageSchemas';
+
+const html = (description: string): ResponseDoc => ({ description, contentType: 'text/html' });
+const notFoundPageResponse = html('A page saying the link is not valid (a forged or damaged token, or a deleted contact)');
 
 /** A one-click POST carries `List-Unsubscribe=One-Click`; a form post carries nothing. More is not a mail client. */
 const FORM_BODY_LIMIT_BYTES = 8 * 1024;
@@ -17,6 +22,7 @@ const FORM_BODY_LIMIT_BYTES = 8 * 1024;
  */
 export function subscriptionPages(deps: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Subscription pages', access: 'none' });
 
   async function contactFor(ctx: AppContext): Promise<PageContact | null> {
     const contactId = openLinkToken(deps.config.secret, 'contact', String(ctx.params.token ?? ''));
@@ -54,41 +60,81 @@ export function subscriptionPages(deps: ApiDeps) {
     };
   }
 
-  router.get('/unsubscribe/:token', async (ctx) => {
-    const contact = await contactFor(ctx);
-    if (!contact) return sendPage(ctx, 404, notFoundPage);
-    sendPage(ctx, 200, {
-      title: 'Unsubscribe',
-      paragraphs: [`Stop sending marketing email from ${contact.projectName} to ${contact.email}?`],
-      forms: [{ action: paths(ctx.params.token).unsubscribe, button: 'Unsubscribe' }],
-    });
-  });
+  route.get(
+    '/unsubscribe/:token',
+    {
+      summary: 'Unsubscribe page',
+      description: 'The page behind `unsubscribeUrl`: asks to confirm. It changes nothing (link scanners fetch every link); its button POSTs.',
+      responses: { 200: html('The page with its Unsubscribe button'), 404: notFoundPageResponse },
+    },
+    async (ctx) => {
+      const contact = await contactFor(ctx);
+      if (!contact) return sendPage(ctx, 404, notFoundPage);
+      sendPage(ctx, 200, {
+        title: 'Unsubscribe',
+        paragraphs: [`Stop sending marketing email from ${contact.projectName} to ${contact.email}?`],
+        forms: [{ action: paths(ctx.params.token).unsubscribe, button: 'Unsubscribe' }],
+      });
+    },
+  );
 
-  router.get('/subscribe/:token', async (ctx) => {
-    const contact = await contactFor(ctx);
-    if (!contact) return sendPage(ctx, 404, notFoundPage);
-    sendPage(ctx, 200, {
-      title: 'Subscribe',
-      paragraphs: [`Receive email from ${contact.projectName} at ${contact.email}?`],
-      forms: [{ action: paths(ctx.params.token).subscribe, button: 'Subscribe' }],
-    });
-  });
+  route.get(
+    '/subscribe/:token',
+    {
+      summary: 'Subscribe page',
+      description: 'The page behind `subscribeUrl`: asks to confirm. It changes nothing; its button POSTs.',
+      responses: { 200: html('The page with its Subscribe button'), 404: notFoundPageResponse },
+    },
+    async (ctx) => {
+      const contact = await contactFor(ctx);
+      if (!contact) return sendPage(ctx, 404, notFoundPage);
+      sendPage(ctx, 200, {
+        title: 'Subscribe',
+        paragraphs: [`Receive email from ${contact.projectName} at ${contact.email}?`],
+        forms: [{ action: paths(ctx.params.token).subscribe, button: 'Subscribe' }],
+      });
+    },
+  );
 
-  router.get('/manage/:token', async (ctx) => {
-    const contact = await contactFor(ctx);
-    if (!contact) return sendPage(ctx, 404, notFoundPage);
-    sendPage(ctx, 200, { ...statePage(contact, ctx.params.token, null), title: 'Your subscription' });
-  });
+  route.get(
+    '/manage/:token',
+    {
+      summary: 'Subscription page',
+      description: 'The page behind `manageUrl`: says whether the contact is subscribed, with a button to change it.',
+      responses: { 200: html('The page'), 404: notFoundPageResponse },
+    },
+    async (ctx) => {
+      const contact = await contactFor(ctx);
+      if (!contact) return sendPage(ctx, 404, notFoundPage);
+      sendPage(ctx, 200, { ...statePage(contact, ctx.params.token, null), title: 'Your subscription' });
+    },
+  );
 
   for (const subscribed of [false, true]) {
-    router.post(subscribed ? '/subscribe/:token' : '/unsubscribe/:token', async (ctx) => {
-      await drainFormBody(ctx);
-      const contactId = openLinkToken(deps.config.secret, 'contact', ctx.params.token);
-      const result = contactId ? await emailFeedbackRepository.setPageSubscription(ctx.state.em, contactId, subscribed) : null;
-      if (!result) return sendPage(ctx, 404, notFoundPage);
-      await deps.eventTriggers.afterEventsRecorded(result.contact.projectId, result.events);
-      sendPage(ctx, 200, statePage(result.contact, ctx.params.token, subscribed ? 'subscribed' : 'unsubscribed'));
-    });
+    route.post(
+      subscribed ? '/subscribe/:token' : '/unsubscribe/:token',
+      {
+        summary: subscribed ? 'Subscribe' : 'Unsubscribe',
+        description: subscribed
+          ? 'The Subscribe page’s button: subscribes the contact again (records `contact.subscribed` when it changes).'
+          : 'The Unsubscribe page’s button, or a mail client’s one-click unsubscribe (RFC 8058, `List-Unsubscribe-Post`): ' +
+            'unsubscribes the contact from marketing email (records `contact.unsubscribed` when it changes).',
+        body: {
+          schema: subscriptionPageForm,
+          contentType: 'application/x-www-form-urlencoded',
+          required: false,
+        },
+        responses: { 200: html('A page saying what the subscription now is'), 404: notFoundPageResponse },
+      },
+      async (ctx) => {
+        await drainFormBody(ctx);
+        const contactId = openLinkToken(deps.config.secret, 'contact', ctx.params.token);
+        const result = contactId ? await emailFeedbackRepository.setPageSubscription(ctx.state.em, contactId, subscribed) : null;
+        if (!result) return sendPage(ctx, 404, notFoundPage);
+        await deps.eventTriggers.afterEventsRecorded(result.contact.projectId, result.events);
+        sendPage(ctx, 200, statePage(result.contact, ctx.params.token, subscribed ? 'subscribed' : 'unsubscribed'));
+      },
+    );
   }
 
   return router;

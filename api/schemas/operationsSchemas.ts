@@ -1,0 +1,40 @@
+import { z } from './zod';
+
+const partState = z.enum(['ok', 'down']);
+
+/**
+ * GET /health, 200 and 503 alike: `status` ok when PostgreSQL and Temporal answer (and Temporal is
+ * set up), degraded naming the part that does not, draining from SIGTERM on.
+ */
+export const healthResponse = z
+  .object({
+    status: z.enum(['ok', 'degraded', 'draining']),
+    database: partState,
+    temporal: partState,
+  })
+  .strict()
+  .openapi('Health');
+
+/** GET /config: which integrations this instance has. */
+export const configResponse = z
+  .object({
+    publicUrl: z.string(),
+    signups: z.object({ enabled: z.boolean() }).strict(),
+    /** Mail goes out through the SMTP relay (false: it stays in the local outbox). */
+    smtp: z.object({ enabled: z.boolean() }).strict(),
+    /** The sender domain every project may use with no DNS while mail stays in the outbox; null otherwise. */
+    localOutbox: z.object({ enabled: z.boolean(), senderDomain: z.string().nullable() }).strict(),
+    /** The SMTP submission listener is listening. */
+    smtpRelay: z.boolean(),
+    /** No OAuth provider is implemented: always disabled, no providers. */
+    oauth: z.object({ enabled: z.boolean(), providers: z.array(z.string()).max(0) }).strict(),
+    /** Billing is on (STRIPE_SECRET_KEY). */
+    billing: z.boolean(),
+    /** Uploads go to an S3 bucket rather than DATA_DIR/uploads. */
+    objectStorage: z.boolean(),
+    /** The inbound SMTP listener is listening. */
+    inbound: z.boolean(),
+    limits: z.object({ rateLimitPerMinute: z.number().int(), idempotencyKeyTtlHours: z.number() }).strict(),
+  })
+  .strict()
+  .openapi('InstanceConfig');
