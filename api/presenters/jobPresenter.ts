@@ -1,7 +1,9 @@
+import type { z } from 'zod';
 import type { JobRow } from '../../db/jobs/jobRepository';
+import type { jobResponse } from '../schemas/contactSchemas';
 
 /** The job record of contract section 5. */
-export function serializeJob(job: JobRow) {
+export function serializeJob(job: JobRow): z.input<typeof jobResponse> {
   const progress = job.status === 'COMPLETED' ? 100 : job.total ? Math.floor((job.processed / job.total) * 100) : 0;
   return {
     id: job.id,

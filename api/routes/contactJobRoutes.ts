@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, notFound, payloadTooLarge } from '../../lib/errors';
 import { isUuid, parseBody } from '../http/validation';
@@ -11,20 +12,22 @@ import { consumeMultipartFile } from '../http/multipartFile';
 import { ProjectIdSearchAttribute } from '../../temporal/searchAttributes';
 import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
-import { bulkContactIdsBody } from '../schemas/contactSchemas';
+import { bulkContactIdsBody, contactImportBody, jobResponse, queuedJobResponse } from '../schemas/contactSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
-const bulkTypes: Record<string, JobType> = {
-  '/contacts/bulk-subscribe': 'BULK_SUBSCRIBE',
-  '/contacts/bulk-unsubscribe': 'BULK_UNSUBSCRIBE',
-  '/contacts/bulk-delete': 'BULK_DELETE',
+const bulkTypes: Record<string, { type: JobType; summary: string }> = {
+  '/contacts/bulk-subscribe': { type: 'BULK_SUBSCRIBE', summary: 'Subscribe contacts in bulk' },
+  '/contacts/bulk-unsubscribe': { type: 'BULK_UNSUBSCRIBE', summary: 'Unsubscribe contacts in bulk' },
+  '/contacts/bulk-delete': { type: 'BULK_DELETE', summary: 'Delete contacts in bulk' },
 };
 
 /** CSV import and bulk jobs (secret key): each a Temporal workflow over a job record. */
 export function contactJobRoutes(deps: ApiDeps) {
   const { temporal, logger } = deps;
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Contacts', access: 'secret' });
   const auth = keyAuthenticated('secret', deps);
 
   /**
@@ -58,61 +61,94 @@ export function contactJobRoutes(deps: ApiDeps) {
    * a piece at a time between other requests; the job is created, with its `total`, only once the
    * whole file proved importable. A refused file leaves nothing behind and queues nothing.
    */
-  router.post('/contacts/import', ...auth, async (ctx) => {
-    const projectId = ctx.state.project!.id;
-    const em = ctx.state.em;
-    const upload = await consumeMultipartFile(
-      ctx,
-      { field: 'file', maxBytes: MAX_IMPORT_BYTES, tooLarge: () => payloadTooLarge('The CSV file may be at most 5 MB') },
-      async (file, { filename }) => {
-        const uploadId = await jobUploadRepository.begin(em, projectId, filename);
-        const chunker = new UploadChunker((seq, bytes) => jobUploadRepository.appendChunk(em, uploadId, seq, bytes));
-        try {
-          const csv = await checkCsvUpload(file, (piece) => chunker.add(piece));
-          await chunker.flush();
-          return { uploadId, filename, rows: csv.rows };
-        } catch (err) {
-          await jobUploadRepository.discard(em, uploadId);
-          if (err instanceof CsvFileError) throw badRequest(err.message);
-          throw err;
-        }
+  route.post(
+    '/contacts/import',
+    {
+      summary: 'Import contacts from a CSV file',
+      description:
+        'A UTF-8 CSV file of at most 5 MB in the multipart field `file`, with a header row that names an `email` column; a `subscribed` column (true/false) is honoured, every other column becomes a data key. ' +
+        'The whole file is checked before anything is queued: a file that cannot be imported is refused (400) and leaves nothing behind. ' +
+        '202 means the import job is queued; follow it with GET /contacts/import/{jobId}.',
+      body: { schema: contactImportBody, contentType: 'multipart/form-data' },
+      responses: { 202: { description: 'The import job is queued', schema: queuedJobResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const projectId = ctx.state.project!.id;
+      const em = ctx.state.em;
+      const upload = await consumeMultipartFile(
+        ctx,
+        { field: 'file', maxBytes: MAX_IMPORT_BYTES, tooLarge: () => payloadTooLarge('The CSV file may be at most 5 MB') },
+        async (file, { filename }) => {
+          const uploadId = await jobUploadRepository.begin(em, projectId, filename);
+          const chunker = new UploadChunker((seq, bytes) => jobUploadRepository.appendChunk(em, uploadId, seq, bytes));
+          try {
+            const csv = await checkCsvUpload(file, (piece) => chunker.add(piece));
+            await chunker.flush();
+            return { uploadId, filename, rows: csv.rows };
+          } catch (err) {
+            await jobUploadRepository.discard(em, uploadId);
+            if (err instanceof CsvFileError) throw badRequest(err.message);
+            throw err;
+          }
+        },
+      );
+      const job = await em.transactional(async (tx) => {
+        const created = await jobRepository.create(tx, { projectId, type: 'IMPORT', total: upload.rows, input: { filename: upload.filename } });
+        await jobUploadRepository.claim(tx, upload.uploadId, created.id);
+        return created;
+      });
+      await startJobWorkflow(ctx, job, 'importContactsWorkflow', 'import');
+      ctx.status = 202;
+      ctx.body = { jobId: job.id, status: job.status, total: job.total } satisfies z.input<typeof queuedJobResponse>;
+    },
+  );
+
+  route.get(
+    '/contacts/import/:jobId',
+    { summary: 'Get an import job', responses: { 200: { description: 'The job and its progress', schema: jobResponse } } },
+    ...auth,
+    async (ctx) => {
+      const job = isUuid(ctx.params.jobId) ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['IMPORT']) : null;
+      if (!job) throw notFound('job', ctx.params.jobId);
+      ctx.body = serializeJob(job);
+    },
+  );
+
+  for (const [path, { type, summary }] of Object.entries(bulkTypes)) {
+    route.post(
+      path,
+      {
+        summary,
+        description: 'Up to 1,000 contact ids. 202 means the job is queued; follow it with GET /contacts/bulk/{jobId}.',
+        body: { schema: bulkContactIdsBody },
+        responses: { 202: { description: 'The job is queued', schema: queuedJobResponse } },
+      },
+      ...auth,
+      async (ctx) => {
+        const { contactIds } = parseBody(bulkContactIdsBody, ctx.request.body);
+        const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
+        const projectId = ctx.state.project!.id;
+        const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
+        await startJobWorkflow(ctx, job, 'bulkContactsWorkflow', 'bulk');
+        ctx.status = 202;
+        ctx.body = { jobId: job.id, status: job.status, total: job.total } satisfies z.input<typeof queuedJobResponse>;
       },
     );
-    const job = await em.transactional(async (tx) => {
-      const created = await jobRepository.create(tx, { projectId, type: 'IMPORT', total: upload.rows, input: { filename: upload.filename } });
-      await jobUploadRepository.claim(tx, upload.uploadId, created.id);
-      return created;
-    });
-    await startJobWorkflow(ctx, job, 'importContactsWorkflow', 'import');
-    ctx.status = 202;
-    ctx.body = { jobId: job.id, status: job.status, total: job.total };
-  });
-
-  router.get('/contacts/import/:jobId', ...auth, async (ctx) => {
-    const job = isUuid(ctx.params.jobId) ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['IMPORT']) : null;
-    if (!job) throw notFound('job', ctx.params.jobId);
-    ctx.body = serializeJob(job);
-  });
-
-  for (const [path, type] of Object.entries(bulkTypes)) {
-    router.post(path, ...auth, async (ctx) => {
-      const { contactIds } = parseBody(bulkContactIdsBody, ctx.request.body);
-      const ids = [...new Set(contactIds.map((id) => id.toLowerCase()))];
-      const projectId = ctx.state.project!.id;
-      const job = await jobRepository.create(ctx.state.em, { projectId, type, total: ids.length, input: { contactIds: ids } });
-      await startJobWorkflow(ctx, job, 'bulkContactsWorkflow', 'bulk');
-      ctx.status = 202;
-      ctx.body = { jobId: job.id, status: job.status, total: job.total };
-    });
   }
 
-  router.get('/contacts/bulk/:jobId', ...auth, async (ctx) => {
-    const job = isUuid(ctx.params.jobId)
-      ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['BULK_SUBSCRIBE', 'BULK_UNSUBSCRIBE', 'BULK_DELETE'])
-      : null;
-    if (!job) throw notFound('job', ctx.params.jobId);
-    ctx.body = serializeJob(job);
-  });
+  route.get(
+    '/contacts/bulk/:jobId',
+    { summary: 'Get a bulk job', responses: { 200: { description: 'The job and its progress', schema: jobResponse } } },
+    ...auth,
+    async (ctx) => {
+      const job = isUuid(ctx.params.jobId)
+        ? await jobRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.jobId, ['BULK_SUBSCRIBE', 'BULK_UNSUBSCRIBE', 'BULK_DELETE'])
+        : null;
+      if (!job) throw notFound('job', ctx.params.jobId);
+      ctx.body = serializeJob(job);
+    },
+  );
 
   return router;
 }

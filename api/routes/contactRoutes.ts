@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { badRequest, conflict, notFound, plainBadRequest } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
@@ -11,11 +12,37 @@ import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
 import { splitDataChanges } from '../../services/contacts/contactDataRules';
 import { contactUsage } from '../../services/contacts/contactFieldUsage';
-import { contactListQuery, contactUpsertBody, contactPatchBody, contactLookupBody, fieldValuesQuery, contactCursor } from '../schemas/contactSchemas';
+import {
+  contactListQuery,
+  contactUpsertBody,
+  contactPatchBody,
+  contactLookupBody,
+  fieldValuesQuery,
+  contactCursor,
+  contactResponse,
+  contactWriteResponse,
+  contactListResponse,
+  contactLookupResponse,
+  contactFieldsResponse,
+  fieldValuesResponse,
+  contactFieldUsageResponse,
+  contactFieldDeleteResponse,
+} from '../schemas/contactSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
+
+const CONTACT_EXAMPLE = {
+  id: '0b6f3c1e-5d2a-4f8e-9a41-7c3d2e1f0a9b',
+  email: 'ada@example.com',
+  subscribed: true,
+  data: { firstName: 'Ada', plan: 'pro' },
+  createdAt: '2026-11-02T09:14:07.512Z',
+  updatedAt: '2026-11-20T16:40:31.088Z',
+};
 
 /** The contacts endpoints of the specification (secret key). */
 export function contactRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Contacts', access: 'secret' });
   const auth = keyAuthenticated('secret', deps);
   router.use('/contacts', ...auth);
 
@@ -25,62 +52,129 @@ export function contactRoutes(deps: ApiDeps) {
     return contact;
   }
 
-  router.get('/contacts', async (ctx) => {
-    const q = parseQuery(contactListQuery, ctx.query);
-    let after: { v: string; id: string } | undefined;
-    if (q.cursor) {
-      const c = decodeCursor(q.cursor, contactCursor);
-      if (c.s !== q.sort || c.d !== q.dir) {
-        throw badRequest('This cursor belongs to a different sort order; pass the same sort and dir as the first page');
+  route.get(
+    '/contacts',
+    {
+      summary: 'List contacts',
+      description:
+        'Newest first by default, a page at a time (`limit` 1..100, default 20); pass `cursor` from the previous page with the same `sort` and `dir`. ' +
+        '`search` matches part of the email address. `total` is counted on the first page only (0 on later ones); ' +
+        'with a search it stops at 10,000, and `totalCapped` then says so.',
+      query: contactListQuery,
+      responses: {
+        200: {
+          description: 'One page of contacts',
+          schema: contactListResponse,
+          example: {
+            data: [CONTACT_EXAMPLE],
+            cursor:
+              'eyJzIjoiY3JlYXRlZEF0IiwiZCI6ImRlc2MiLCJ2IjoiMjAyNi0xMS0wMlQwOToxNDowNy41MTJaIiwiaWQiOiIwYjZmM2MxZS01ZDJhLTRmOGUtOWE0MS03YzNkMmUxZjBhOWIifQ',
+            hasMore: true,
+            total: 1342,
+            totalCapped: false,
+          },
+        },
+      },
+    },
+    async (ctx) => {
+      const q = parseQuery(contactListQuery, ctx.query);
+      let after: { v: string; id: string } | undefined;
+      if (q.cursor) {
+        const c = decodeCursor(q.cursor, contactCursor);
+        if (c.s !== q.sort || c.d !== q.dir) {
+          throw badRequest('This cursor belongs to a different sort order; pass the same sort and dir as the first page');
+        }
+        after = { v: c.v, id: c.id };
       }
-      after = { v: c.v, id: c.id };
-    }
-    const page = await contactQueries.list(ctx.state.em, ctx.state.project!.id, {
-      limit: q.limit,
-      search: q.search?.trim() || undefined,
-      subscribed: q.subscribed === undefined ? undefined : q.subscribed === 'true',
-      sort: q.sort,
-      dir: q.dir,
-      after,
-      withTotal: !q.cursor,
-    });
-    const last = page.contacts[page.contacts.length - 1];
-    ctx.body = {
-      data: page.contacts.map(serializeContact),
-      cursor:
-        page.hasMore && last ? encodeCursor({ s: q.sort, d: q.dir, v: q.sort === 'email' ? last.email : last.createdAt.toISOString(), id: last.id }) : null,
-      hasMore: page.hasMore,
-      total: page.total,
-      // True when a search matched more than SEARCH_TOTAL_CAP contacts and `total` is that cap.
-      totalCapped: page.totalCapped,
-    };
-  });
+      const page = await contactQueries.list(ctx.state.em, ctx.state.project!.id, {
+        limit: q.limit,
+        search: q.search?.trim() || undefined,
+        subscribed: q.subscribed === undefined ? undefined : q.subscribed === 'true',
+        sort: q.sort,
+        dir: q.dir,
+        after,
+        withTotal: !q.cursor,
+      });
+      const last = page.contacts[page.contacts.length - 1];
+      ctx.body = {
+        data: page.contacts.map(serializeContact),
+        cursor:
+          page.hasMore && last ? encodeCursor({ s: q.sort, d: q.dir, v: q.sort === 'email' ? last.email : last.createdAt.toISOString(), id: last.id }) : null,
+        hasMore: page.hasMore,
+        total: page.total,
+        // True when a search matched more than SEARCH_TOTAL_CAP contacts and `total` is that cap.
+        totalCapped: page.totalCapped,
+      } satisfies z.input<typeof contactListResponse>;
+    },
+  );
 
-  router.post('/contacts', async (ctx) => {
-    const raw = (ctx.request.body ?? {}) as Record<string, unknown>;
-    // The specification's plain 400 for a missing or malformed email.
-    const email = emailAddress.safeParse(raw.email);
-    if (!email.success) throw plainBadRequest(raw.email === undefined ? 'email is required' : 'email must be a valid email address');
-    const body = parseBody(contactUpsertBody, raw);
-    const [result] = await contactRepository.upsertByEmail(ctx.state.em, ctx.state.project!.id, [
-      { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
-    ]);
-    await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
-    await deps.eventTriggers.afterContactsChanged(ctx.state.project!.id, [result.contact.id]);
-    ctx.status = result.created ? 201 : 200;
-    ctx.body = { ...serializeContact(result.contact), _meta: { isNew: result.created, isUpdate: !result.created } };
-  });
+  route.post(
+    '/contacts',
+    {
+      summary: 'Create or update a contact',
+      description:
+        'Upserts by email address. A new contact is subscribed unless `subscribed` says otherwise; `data` keys are merged into the ' +
+        'contact’s data under the data rules (`null` removes a key, `""` is ignored). Answers 201 when the contact was created, 200 when it was updated. ' +
+        'A missing or malformed `email` answers the plain 400 body `{ error }`.',
+      body: {
+        schema: contactUpsertBody,
+        example: { email: 'ada@example.com', subscribed: true, data: { firstName: 'Ada', plan: 'pro' } },
+      },
+      plain400: true,
+      responses: {
+        200: { description: 'An existing contact, updated', schema: contactWriteResponse },
+        201: {
+          description: 'A new contact',
+          schema: contactWriteResponse,
+          example: { ...CONTACT_EXAMPLE, updatedAt: CONTACT_EXAMPLE.createdAt, _meta: { isNew: true, isUpdate: false } },
+        },
+      },
+    },
+    async (ctx) => {
+      const raw = (ctx.request.body ?? {}) as Record<string, unknown>;
+      // The specification's plain 400 for a missing or malformed email.
+      const email = emailAddress.safeParse(raw.email);
+      if (!email.success) throw plainBadRequest(raw.email === undefined ? 'email is required' : 'email must be a valid email address');
+      const body = parseBody(contactUpsertBody, raw);
+      const [result] = await contactRepository.upsertByEmail(ctx.state.em, ctx.state.project!.id, [
+        { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
+      ]);
+      await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
+      await deps.eventTriggers.afterContactsChanged(ctx.state.project!.id, [result.contact.id]);
+      ctx.status = result.created ? 201 : 200;
+      ctx.body = { ...serializeContact(result.contact), _meta: { isNew: result.created, isUpdate: !result.created } } satisfies z.input<
+        typeof contactWriteResponse
+      >;
+    },
+  );
 
-  router.post('/contacts/lookup', async (ctx) => {
-    const { emails } = parseBody(contactLookupBody, ctx.request.body);
-    const found = await contactQueries.lookup(ctx.state.em, ctx.state.project!.id, emails);
-    const foundEmails = new Set(found.map((c) => c.email));
-    ctx.body = { found, notFound: [...new Set(emails)].filter((e) => !foundEmails.has(e)) };
-  });
+  route.post(
+    '/contacts/lookup',
+    {
+      summary: 'Look up contacts by email',
+      description: 'Up to 500 addresses at once: the contacts found, and the addresses that have none.',
+      body: { schema: contactLookupBody },
+      responses: { 200: { description: 'The contacts found and the addresses not found', schema: contactLookupResponse } },
+    },
+    async (ctx) => {
+      const { emails } = parseBody(contactLookupBody, ctx.request.body);
+      const found = await contactQueries.lookup(ctx.state.em, ctx.state.project!.id, emails);
+      const foundEmails = new Set(found.map((c) => c.email));
+      ctx.body = { found, notFound: [...new Set(emails)].filter((e) => !foundEmails.has(e)) } satisfies z.input<typeof contactLookupResponse>;
+    },
+  );
 
-  router.get('/contacts/fields', async (ctx) => {
-    ctx.body = await contactFields.list(ctx.state.em, ctx.state.project!.id);
-  });
+  route.get(
+    '/contacts/fields',
+    {
+      summary: 'List contact fields',
+      description: 'The standard fields, then every top-level key of the contacts’ data with its most common type and the percentage of contacts that have it.',
+      responses: { 200: { description: 'The fields', schema: contactFieldsResponse } },
+    },
+    async (ctx) => {
+      ctx.body = (await contactFields.list(ctx.state.em, ctx.state.project!.id)) satisfies z.input<typeof contactFieldsResponse>;
+    },
+  );
 
   function customField(field: string): string[] {
     if (STANDARD_FIELDS.some((f) => f.field === field)) throw badRequest(`${field} is a standard field, not a custom one`);
@@ -89,62 +183,104 @@ export function contactRoutes(deps: ApiDeps) {
     return path;
   }
 
-  router.get('/contacts/fields/:field/values', async (ctx) => {
-    const path = customField(ctx.params.field);
-    const { limit } = parseQuery(fieldValuesQuery, ctx.query);
-    const values = await contactFields.values(ctx.state.em, ctx.state.project!.id, path, limit);
-    ctx.body = { field: `data.${path.join('.')}`, values, count: values.length, limit };
-  });
+  route.get(
+    '/contacts/fields/:field/values',
+    {
+      summary: 'Most frequent values of a contact field',
+      description: 'The distinct values of a custom field (`data.plan` or `plan`; a dotted name reaches into an object), most frequent first.',
+      query: fieldValuesQuery,
+      responses: { 200: { description: 'The values', schema: fieldValuesResponse } },
+    },
+    async (ctx) => {
+      const path = customField(ctx.params.field);
+      const { limit } = parseQuery(fieldValuesQuery, ctx.query);
+      const values = await contactFields.values(ctx.state.em, ctx.state.project!.id, path, limit);
+      ctx.body = { field: `data.${path.join('.')}`, values, count: values.length, limit } satisfies z.input<typeof fieldValuesResponse>;
+    },
+  );
 
-  router.get('/contacts/fields/:field/usage', async (ctx) => {
-    const path = customField(ctx.params.field);
-    ctx.body = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
-  });
+  route.get(
+    '/contacts/fields/:field/usage',
+    {
+      summary: 'Where a contact field is used',
+      description:
+        'Segments and filtered campaign audiences whose conditions name the field, workflows whose conditions read it, and how many contacts have it.',
+      responses: { 200: { description: 'Its references; `canDelete` is true when there are none', schema: contactFieldUsageResponse } },
+    },
+    async (ctx) => {
+      const path = customField(ctx.params.field);
+      ctx.body = (await contactUsage(ctx.state.em, ctx.state.project!.id, path)) satisfies z.input<typeof contactFieldUsageResponse>;
+    },
+  );
 
-  router.delete('/contacts/fields/:field', async (ctx) => {
-    const path = customField(ctx.params.field);
-    const usage = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
-    if (!usage.canDelete)
-      throw conflict('This field is still referenced; remove it from those first', {
-        segments: usage.segments,
-        campaigns: usage.campaigns,
-        workflows: usage.workflows,
-      });
-    const deletedFrom = await contactFields.remove(ctx.state.em, ctx.state.project!.id, path);
-    ctx.body = { field: `data.${path.join('.')}`, deletedFrom };
-  });
+  route.delete(
+    '/contacts/fields/:field',
+    {
+      summary: 'Delete a contact field',
+      description: 'Removes the custom field from every contact. Refused (409) while a segment, campaign or workflow still references it.',
+      responses: { 200: { description: 'The field and how many contacts had it', schema: contactFieldDeleteResponse } },
+    },
+    async (ctx) => {
+      const path = customField(ctx.params.field);
+      const usage = await contactUsage(ctx.state.em, ctx.state.project!.id, path);
+      if (!usage.canDelete)
+        throw conflict('This field is still referenced; remove it from those first', {
+          segments: usage.segments,
+          campaigns: usage.campaigns,
+          workflows: usage.workflows,
+        });
+      const deletedFrom = await contactFields.remove(ctx.state.em, ctx.state.project!.id, path);
+      ctx.body = { field: `data.${path.join('.')}`, deletedFrom } satisfies z.input<typeof contactFieldDeleteResponse>;
+    },
+  );
 
-  router.get('/contacts/:id', async (ctx) => {
-    ctx.body = serializeContact(await loadContact(ctx, ctx.params.id));
-  });
+  route.get(
+    '/contacts/:id',
+    {
+      summary: 'Get a contact',
+      responses: { 200: { description: 'The contact', schema: contactResponse, example: CONTACT_EXAMPLE } },
+    },
+    async (ctx) => {
+      ctx.body = serializeContact(await loadContact(ctx, ctx.params.id)) satisfies z.input<typeof contactResponse>;
+    },
+  );
 
-  router.patch('/contacts/:id', async (ctx) => {
-    const current = await loadContact(ctx, ctx.params.id);
-    const body = parseBody(contactPatchBody, ctx.request.body);
-    const em = ctx.state.em;
-    const projectId = ctx.state.project!.id;
-    const result = await em.transactional(async (tx) => {
-      if (body.email && body.email !== current.email) {
-        const taken = await contactRepository.findByEmail(tx, projectId, body.email);
-        if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
-        try {
-          await contactRepository.changeEmail(tx, projectId, current.id, body.email);
-        } catch (err) {
-          if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
-          throw err;
+  route.patch(
+    '/contacts/:id',
+    {
+      summary: 'Update a contact',
+      description: 'Changes its email address (409 if another contact has it), its subscription, or its data under the data rules.',
+      body: { schema: contactPatchBody },
+      responses: { 200: { description: 'The contact as updated', schema: contactResponse } },
+    },
+    async (ctx) => {
+      const current = await loadContact(ctx, ctx.params.id);
+      const body = parseBody(contactPatchBody, ctx.request.body);
+      const em = ctx.state.em;
+      const projectId = ctx.state.project!.id;
+      const result = await em.transactional(async (tx) => {
+        if (body.email && body.email !== current.email) {
+          const taken = await contactRepository.findByEmail(tx, projectId, body.email);
+          if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
+          try {
+            await contactRepository.changeEmail(tx, projectId, current.id, body.email);
+          } catch (err) {
+            if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
+            throw err;
+          }
         }
-      }
-      const [upserted] = await contactRepository.upsertByEmail(tx, projectId, [
-        { email: body.email ?? current.email, subscribedIfNew: current.subscribed, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
-      ]);
-      return upserted;
-    });
-    await deps.eventTriggers.afterEventsRecorded(projectId, result.events);
-    await deps.eventTriggers.afterContactsChanged(projectId, [result.contact.id]);
-    ctx.body = serializeContact(result.contact);
-  });
+        const [upserted] = await contactRepository.upsertByEmail(tx, projectId, [
+          { email: body.email ?? current.email, subscribedIfNew: current.subscribed, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
+        ]);
+        return upserted;
+      });
+      await deps.eventTriggers.afterEventsRecorded(projectId, result.events);
+      await deps.eventTriggers.afterContactsChanged(projectId, [result.contact.id]);
+      ctx.body = serializeContact(result.contact) satisfies z.input<typeof contactResponse>;
+    },
+  );
 
-  router.delete('/contacts/:id', async (ctx) => {
+  route.delete('/contacts/:id', { summary: 'Delete a contact', responses: { 204: { description: 'Deleted' } } }, async (ctx) => {
     const contact = await loadContact(ctx, ctx.params.id);
     await contactRepository.deleteById(ctx.state.em, ctx.state.project!.id, contact.id);
     ctx.status = 204;
