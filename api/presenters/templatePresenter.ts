@@ -1,7 +1,9 @@
+import type { z } from 'zod';
 import type { TemplateRow } from '../../db/templates/templateRepository';
+import type { templateResponse } from '../schemas/templateSchemas';
 
 /** The API shape of a template (specification, "Template"). */
-export function serializeTemplate(template: TemplateRow) {
+export function serializeTemplate(template: TemplateRow): z.input<typeof templateResponse> {
   return {
     id: template.id,
     name: template.name,

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import { unverifiedSenderDomain } from '../../services/domains/senderDomainLookup';
 import { checkTemplate } from '../../mail/rendering/renderEmail';
 import { MAX_PAGE_SIZE, MESSAGE_CONTENT_LIMITS } from '../schemas/messageContentFields';
@@ -9,7 +10,17 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { automationRepository } from '../../db/automations/automationRepository';
 import { templateRepository, type TemplateFields } from '../../db/templates/templateRepository';
 import { serializeTemplate } from '../presenters/templatePresenter';
-import { createTemplateBody, patchTemplateBody, templateListQuery, templateFields } from '../schemas/templateSchemas';
+import {
+  createTemplateBody,
+  patchTemplateBody,
+  templateDuplicateResponse,
+  templateFields,
+  templateListQuery,
+  templateListResponse,
+  templateResponse,
+  templateUsageResponse,
+} from '../schemas/templateSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 
 /** Limits of template fields (shared with campaigns). */
 export const TEMPLATE_LIMITS = MESSAGE_CONTENT_LIMITS;
@@ -32,6 +43,7 @@ function refuseBrokenTemplate(source: { subject: string; body: string }): void {
 export function templateRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   router.use('/templates', ...keyAuthenticated('secret', deps));
+  const route = describedRoutes(router, { tag: 'Templates', access: 'secret' });
 
   /** A non-uuid id cannot name a template: 404 like any other unknown id. */
   async function loadTemplate(ctx: AppContext) {
@@ -47,84 +59,144 @@ export function templateRoutes(deps: ApiDeps) {
     if (!verified) throw unverifiedSenderDomain(from);
   }
 
-  router.get('/templates', async (ctx) => {
-    const q = parseQuery(templateListQuery, ctx.query);
-    const { templates, total } = await templateRepository.list(ctx.state.em, ctx.state.project!.id, {
-      page: q.page,
-      pageSize: q.pageSize,
-      type: q.type,
-      search: q.search?.trim() || undefined,
-      sort: q.sort,
-      dir: q.dir,
-    });
-    ctx.body = { data: templates.map(serializeTemplate), total, page: q.page, pageSize: q.pageSize, totalPages: Math.ceil(total / q.pageSize) };
-  });
+  route.get(
+    '/templates',
+    {
+      summary: 'List templates',
+      description: 'Offset pages, newest first unless `sort` and `dir` say otherwise; `pageSize` above 100 is read as 100.',
+      query: templateListQuery,
+      responses: { 200: { description: 'A page of templates', schema: templateListResponse } },
+    },
+    async (ctx) => {
+      const q = parseQuery(templateListQuery, ctx.query);
+      const { templates, total } = await templateRepository.list(ctx.state.em, ctx.state.project!.id, {
+        page: q.page,
+        pageSize: q.pageSize,
+        type: q.type,
+        search: q.search?.trim() || undefined,
+        sort: q.sort,
+        dir: q.dir,
+      });
+      ctx.body = {
+        data: templates.map(serializeTemplate),
+        total,
+        page: q.page,
+        pageSize: q.pageSize,
+        totalPages: Math.ceil(total / q.pageSize),
+      } satisfies z.input<typeof templateListResponse>;
+    },
+  );
 
-  router.post('/templates', async (ctx) => {
-    const raw = ctx.request.body ?? {};
-    if (typeof raw !== 'object' || Array.isArray(raw)) throw plainBadRequest('The request body must be a JSON object');
-    // The specification's plain 400 for a missing or malformed required field; other fields get the 422 envelope.
-    for (const field of REQUIRED_FIELDS) {
-      const result = templateFields[field].safeParse((raw as Record<string, unknown>)[field]);
-      if (!result.success) throw plainBadRequest(result.error.issues[0].message);
-    }
-    const body = parseBody(createTemplateBody, raw);
-    refuseBrokenTemplate({ subject: body.subject, body: body.body });
-    await requireVerifiedSender(ctx, body.from);
-    const template = await templateRepository.create(ctx.state.em, ctx.state.project!.id, {
-      ...body,
-      description: body.description ?? null,
-      fromName: body.fromName ?? null,
-      replyTo: body.replyTo ?? null,
-    });
-    ctx.status = 201;
-    ctx.body = serializeTemplate(template);
-  });
+  route.post(
+    '/templates',
+    {
+      summary: 'Create a template',
+      description:
+        'A missing or malformed `name`, `subject`, `body` or `from` is the specification’s plain 400 `{ error }`; other fields are refused with the 422 envelope, ' +
+        'as is a subject or body that does not compile (Handlebars, MJML). `from` must be covered by a verified sender domain (403).',
+      body: { schema: createTemplateBody },
+      plain400: true,
+      responses: { 201: { description: 'The template', schema: templateResponse } },
+    },
+    async (ctx) => {
+      const raw = ctx.request.body ?? {};
+      if (typeof raw !== 'object' || Array.isArray(raw)) throw plainBadRequest('The request body must be a JSON object');
+      // The specification's plain 400 for a missing or malformed required field; other fields get the 422 envelope.
+      for (const field of REQUIRED_FIELDS) {
+        const result = templateFields[field].safeParse((raw as Record<string, unknown>)[field]);
+        if (!result.success) throw plainBadRequest(result.error.issues[0].message);
+      }
+      const body = parseBody(createTemplateBody, raw);
+      refuseBrokenTemplate({ subject: body.subject, body: body.body });
+      await requireVerifiedSender(ctx, body.from);
+      const template = await templateRepository.create(ctx.state.em, ctx.state.project!.id, {
+        ...body,
+        description: body.description ?? null,
+        fromName: body.fromName ?? null,
+        replyTo: body.replyTo ?? null,
+      });
+      ctx.status = 201;
+      ctx.body = serializeTemplate(template);
+    },
+  );
 
-  router.get('/templates/:id', async (ctx) => {
+  route.get('/templates/:id', { summary: 'Get a template', responses: { 200: { description: 'The template', schema: templateResponse } } }, async (ctx) => {
     ctx.body = serializeTemplate(await loadTemplate(ctx));
   });
 
-  router.patch('/templates/:id', async (ctx) => {
-    const template = await loadTemplate(ctx);
-    const changes: Partial<TemplateFields> = parseBody(patchTemplateBody, ctx.request.body);
-    refuseBrokenTemplate({ subject: changes.subject ?? template.subject, body: changes.body ?? template.body });
-    if (changes.from !== undefined && changes.from !== template.from) await requireVerifiedSender(ctx, changes.from);
-    const updated = await templateRepository.update(ctx.state.em, template.projectId, template.id, changes);
-    if (!updated) throw notFound('template', template.id);
-    ctx.body = serializeTemplate(updated);
-  });
+  route.patch(
+    '/templates/:id',
+    {
+      summary: 'Update a template',
+      description: 'Changes the fields given. The result must still compile (422), and a changed `from` must be covered by a verified sender domain (403).',
+      body: { schema: patchTemplateBody },
+      responses: { 200: { description: 'The template as updated', schema: templateResponse } },
+    },
+    async (ctx) => {
+      const template = await loadTemplate(ctx);
+      const changes: Partial<TemplateFields> = parseBody(patchTemplateBody, ctx.request.body);
+      refuseBrokenTemplate({ subject: changes.subject ?? template.subject, body: changes.body ?? template.body });
+      if (changes.from !== undefined && changes.from !== template.from) await requireVerifiedSender(ctx, changes.from);
+      const updated = await templateRepository.update(ctx.state.em, template.projectId, template.id, changes);
+      if (!updated) throw notFound('template', template.id);
+      ctx.body = serializeTemplate(updated);
+    },
+  );
 
-  router.delete('/templates/:id', async (ctx) => {
-    const template = await loadTemplate(ctx);
-    // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
-    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
-    if (workflowSteps.length) {
-      throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', {
-        resource: 'template',
-        id: template.id,
-        workflowSteps,
-      });
-    }
-    const deleted = await templateRepository.delete(ctx.state.em, template.projectId, template.id);
-    if (!deleted) throw notFound('template', template.id);
-    ctx.status = 204;
-  });
+  route.delete(
+    '/templates/:id',
+    {
+      summary: 'Delete a template',
+      description: 'Refused (409, naming them) while workflow SEND_EMAIL steps use it.',
+      responses: { 204: { description: 'Deleted' } },
+    },
+    async (ctx) => {
+      const template = await loadTemplate(ctx);
+      // The schema refuses the delete too (on delete restrict), should a step take the template meanwhile.
+      const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+      if (workflowSteps.length) {
+        throw conflict('The template is used by workflow SEND_EMAIL steps; change or delete those steps first', {
+          resource: 'template',
+          id: template.id,
+          workflowSteps,
+        });
+      }
+      const deleted = await templateRepository.delete(ctx.state.em, template.projectId, template.id);
+      if (!deleted) throw notFound('template', template.id);
+      ctx.status = 204;
+    },
+  );
 
-  router.post('/templates/:id/duplicate', async (ctx) => {
-    const template = await loadTemplate(ctx);
-    const copy = await templateRepository.duplicate(ctx.state.em, template.projectId, template.id, TEMPLATE_LIMITS.name);
-    if (!copy) throw notFound('template', template.id);
-    ctx.status = 201;
-    ctx.body = { id: copy.id };
-  });
+  route.post(
+    '/templates/:id/duplicate',
+    {
+      summary: 'Duplicate a template',
+      description: 'A copy named `<name> (copy)`.',
+      responses: { 201: { description: 'The copy’s id', schema: templateDuplicateResponse } },
+    },
+    async (ctx) => {
+      const template = await loadTemplate(ctx);
+      const copy = await templateRepository.duplicate(ctx.state.em, template.projectId, template.id, TEMPLATE_LIMITS.name);
+      if (!copy) throw notFound('template', template.id);
+      ctx.status = 201;
+      ctx.body = { id: copy.id } satisfies z.input<typeof templateDuplicateResponse>;
+    },
+  );
 
-  router.get('/templates/:id/usage', async (ctx) => {
-    const template = await loadTemplate(ctx);
-    // Campaigns carry their own content (they are not made from a template), so none refers to one.
-    const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
-    ctx.body = { campaigns: [], workflowSteps };
-  });
+  route.get(
+    '/templates/:id/usage',
+    {
+      summary: 'Where a template is used',
+      description: 'The workflow SEND_EMAIL steps using it. Campaigns carry their own content, so `campaigns` is always empty.',
+      responses: { 200: { description: 'What uses the template', schema: templateUsageResponse } },
+    },
+    async (ctx) => {
+      const template = await loadTemplate(ctx);
+      // Campaigns carry their own content (they are not made from a template), so none refers to one.
+      const workflowSteps = await automationRepository.stepsUsingTemplate(ctx.state.em, template.projectId, template.id);
+      ctx.body = { campaigns: [], workflowSteps } satisfies z.input<typeof templateUsageResponse>;
+    },
+  );
 
   return router;
 }

@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
-import { z } from 'zod';
+import type { ZodTypeAny } from 'zod';
+import { withFallback, z } from './zod';
 import { enumOf, optional, text } from '../../lib/zodFields';
 
 /**
@@ -101,7 +102,12 @@ export function offsetListQuery<S extends readonly ['name', 'createdAt', 'update
   return {
     ...offsetPageFields,
     search: z.string({ invalid_type_error: 'search must be given once' }).max(200, 'search must be at most 200 characters').optional(),
-    sort: z.enum(sorts).catch('createdAt').default('createdAt'),
-    dir: z.enum(['asc', 'desc']).catch('desc').default('desc'),
+    sort: withFallback(z.enum(sorts), 'createdAt').default('createdAt'),
+    dir: withFallback(z.enum(['asc', 'desc']), 'desc').default('desc'),
   };
+}
+
+/** The answer of an offset-paginated list: `{ data, page, pageSize, total, totalPages }`. */
+export function offsetPage<T extends ZodTypeAny>(item: T) {
+  return z.object({ data: z.array(item), page: z.number().int(), pageSize: z.number().int(), total: z.number().int(), totalPages: z.number().int() }).strict();
 }
