@@ -1,6 +1,9 @@
-import { z } from 'zod';
+import { z } from './zod';
+import { id, timestamp } from './responseFields';
 import { badRequest } from '../../lib/errors';
 import type { TimeRange } from '../../db/analytics/analyticsRepository';
+import { CAMPAIGN_STATUSES } from '../../db/campaigns/campaignRepository';
+import { EMAIL_METRICS, type EmailMetric, type EmailRates } from '../../db/analytics/emailMetrics';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const MAX_RANGE_DAYS = 366;
@@ -58,3 +61,63 @@ export const rankingQuery = z.object({ ...rangeQuery, limit: limitParam(10, 100)
 
 /** Only the time window (analytics totals, activity summary). */
 export const rangeOnlyQuery = z.object(rangeQuery);
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+/** The range a figure covers, [start, end). */
+const rangeFields = { start: timestamp, end: timestamp };
+
+/** The email counts of the rollups: sent, delivered, opened, clicked, bounced, complained, unsubscribed. */
+export const emailMetricFields = Object.fromEntries(EMAIL_METRICS.map((m) => [m, z.number().int()])) as Record<EmailMetric, z.ZodNumber>;
+
+const RATE_NAMES = [
+  'deliveryRate',
+  'openRate',
+  'clickRate',
+  'clickToOpenRate',
+  'bounceRate',
+  'complaintRate',
+  'unsubscribeRate',
+] as const satisfies ReadonlyArray<keyof EmailRates>;
+/** Percentages with two decimals, of `sent` (click-to-open: of `opened`); 0 when nothing was sent. */
+const emailRateFields = Object.fromEntries(RATE_NAMES.map((r) => [r, z.number()])) as Record<keyof EmailRates, z.ZodNumber>;
+
+export const timeseriesResponse = z
+  .object({
+    granularity: z.enum(['hour', 'day']),
+    source: z.enum(['ALL', 'TRANSACTIONAL', 'CAMPAIGN', 'WORKFLOW']),
+    ...rangeFields,
+    points: z.array(
+      z.object({ bucket: z.string().openapi({ format: 'date-time', description: 'The hour or day (UTC) the counts are of' }), ...emailMetricFields }).strict(),
+    ),
+  })
+  .strict()
+  .openapi('AnalyticsTimeseries');
+
+export const topCampaignsResponse = z
+  .object({
+    ...rangeFields,
+    data: z.array(
+      z
+        .object({
+          id,
+          name: z.string(),
+          subject: z.string(),
+          status: z.enum(CAMPAIGN_STATUSES),
+          startedAt: timestamp.describe('When its sending started'),
+          sentAt: timestamp.nullable().openapi({ type: ['string', 'null'] }),
+          totalRecipients: z.number().int(),
+          ...emailMetricFields,
+          ...emailRateFields,
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const campaignStatsResponse = z
+  .object({ ...rangeFields, campaigns: z.number().int().describe('Campaigns whose sending started in the range'), ...emailMetricFields, ...emailRateFields })
+  .strict();
+
+export const topEventsResponse = z.object({ ...rangeFields, data: z.array(z.object({ name: z.string(), count: z.number().int() }).strict()) }).strict();

@@ -240,19 +240,26 @@ export const activityRepository = {
     );
     return rows.map((r: any) =>
       r.kind === 'campaign'
-        ? { type: 'campaign' as const, id: r.id, scheduledFor: new Date(r.at), campaignId: r.id, campaignName: r.name, subject: r.subject }
-        : compact({
-            type: 'workflow' as const,
-            id: r.id,
+        ? {
+            type: 'campaign' as const,
+            id: r.id as string,
             scheduledFor: new Date(r.at),
-            executionId: r.id,
-            workflowId: r.workflow_id,
-            workflowName: r.workflow_name,
-            stepName: r.name,
-            templateId: r.template_id,
-            contactId: r.contact_id,
-            contactEmail: contacts.get(r.contact_id),
-          }),
+            campaignId: r.id as string,
+            campaignName: r.name as string,
+            subject: r.subject as string,
+          }
+        : {
+            type: 'workflow' as const,
+            id: r.id as string,
+            scheduledFor: new Date(r.at),
+            executionId: r.id as string,
+            workflowId: r.workflow_id as string,
+            workflowName: r.workflow_name as string,
+            stepName: r.name as string,
+            ...(r.template_id ? { templateId: r.template_id as string } : {}),
+            ...(r.contact_id ? { contactId: r.contact_id as string } : {}),
+            ...(contacts.has(r.contact_id) ? { contactEmail: contacts.get(r.contact_id)! } : {}),
+          },
     );
   },
 };

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CUSTOM_EVENT_NAME_SQL, EMAIL_METRICS, readMetrics, sumMetricsSql, type EmailMetrics } from './emailMetrics';
+import type { CampaignStatus } from '../campaigns/campaignRepository';
 
 export type Granularity = 'hour' | 'day';
 export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'WORKFLOW';
@@ -133,7 +134,7 @@ export const analyticsRepository = {
       id: r.id as string,
       name: r.name as string,
       subject: r.subject as string,
-      status: r.status as string,
+      status: r.status as CampaignStatus,
       startedAt: new Date(r.audience_fixed_at),
       sentAt: r.sent_at ? new Date(r.sent_at) : null,
       totalRecipients: r.total_recipients as number,
