@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from './zod';
+import { id, timestamp } from './responseFields';
 import { OUTBOX_SENDER_DOMAIN, isOutboxSenderDomainName, parseDomainName } from '../../lib/domainName';
 
 export const createDomainBody = z.object({
@@ -21,3 +22,54 @@ export const createDomainBody = z.object({
       return parsed.domain;
     }),
 });
+
+// Responses.
+
+/**
+ * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
+ * timestamp's own type over the null), so the null is named here.
+ */
+const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
+/** A DNS record the domain's owner is asked to add, with what the last check found. */
+const dnsRecord = z
+  .object({
+    type: z.enum(['TXT', 'MX']),
+    name: z.string(),
+    value: z.string(),
+    purpose: z.enum(['DKIM', 'SPF', 'DMARC', 'INBOUND', 'RETURN_PATH']),
+    verified: z.boolean().describe('Found as asked at the last check; always false for the mail-in records (INBOUND, RETURN_PATH), which are not looked up'),
+  })
+  .strict()
+  .openapi('DomainDnsRecord');
+
+const domainShape = {
+  id,
+  domain: z.string(),
+  status: z.enum(['PENDING', 'VERIFIED', 'FAILED']),
+  verified: z.boolean(),
+  records: z.array(dnsRecord),
+  lastCheckedAt: nullableTimestamp.describe('The last check that got an answer from DNS'),
+  verifiedAt: nullableTimestamp,
+  projectId: id,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+
+export const domainResponse = z.object(domainShape).strict().openapi('Domain');
+
+export const domainListResponse = z.array(domainResponse);
+
+/** GET /domains/:id/verify: the record after the check, and whether DNS answered. */
+export const domainVerifyResponse = z
+  .object({
+    ...domainShape,
+    check: z
+      .object({
+        status: z.enum(['CHECKED', 'DNS_UNAVAILABLE']),
+        message: z.string().nullable(),
+      })
+      .strict(),
+  })
+  .strict()
+  .openapi('DomainCheck');
