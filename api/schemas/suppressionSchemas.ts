@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from './zod';
+import { cursorPage, id, timestamp } from './responseFields';
 import { emailAddress } from './commonFields';
 import { limitParam } from './analyticsSchemas';
 import { microsecondInstant } from './emailRecordSchemas';
@@ -14,3 +15,18 @@ export const suppressionCursor = z.object({ t: microsecondInstant, email: z.stri
 
 /** POST /suppressions. */
 export const suppressionBody = z.object({ email: emailAddress });
+
+// Responses.
+
+export const suppressionResponse = z
+  .object({
+    email: z.string(),
+    reason: z.enum(['BOUNCE', 'COMPLAINT', 'MANUAL']),
+    /** The email whose bounce or complaint put the address on the list; null for a manual entry. */
+    emailId: id.nullable(),
+    createdAt: timestamp,
+  })
+  .strict()
+  .openapi('Suppression');
+
+export const suppressionListResponse = cursorPage(suppressionResponse).strict();
