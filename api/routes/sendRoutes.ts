@@ -1,10 +1,12 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { parseBody } from '../http/validation';
 import { notFound, validationFailed, type FieldError } from '../../lib/errors';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
-import { decodedBase64Size, sendBody, type SendBody } from '../schemas/sendSchemas';
+import { decodedBase64Size, MAX_ATTACHMENTS, MAX_RECIPIENTS_PER_SEND, sendBody, sendResponse, type SendBody } from '../schemas/sendSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 import type { EmailAttachment } from '../../db/emails/emailRepository';
 import { attachmentsLimitProblem, sendTransactional } from '../../services/sending/transactionalSend';
 import { templateRepository } from '../../db/templates/templateRepository';
@@ -37,6 +39,7 @@ interface SendPlan {
  */
 export function sendRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Sending', access: 'secret' });
   const { config } = deps;
 
   async function planOf(ctx: AppContext, body: SendBody): Promise<SendPlan> {
@@ -120,9 +123,58 @@ export function sendRoutes(deps: ApiDeps) {
         emails: sent.map((e) => ({ contact: e.contact, email: e.emailId })),
         timestamp: new Date().toISOString(),
       },
-    };
+    } satisfies z.input<typeof sendResponse>;
   };
 
-  router.post('/v1/send', ...keyAuthenticated('secret', deps), idempotency(config.idempotencyKeyTtlHours), send);
+  route.post(
+    '/v1/send',
+    {
+      summary: 'Send a transactional email',
+      description:
+        `One email per recipient (at most ${MAX_RECIPIENTS_PER_SEND} in \`to\`), each personalised with its contact's data. ` +
+        'Give `subject` and `body`, or a `template` whose fields the request may override; `from` must be an address of a verified sender domain ' +
+        '(403 otherwise) unless the template gives one. ' +
+        'Each recipient becomes a contact (a new one is unsubscribed unless `subscribed` is true) and `data` is merged into it. ' +
+        `Up to ${MAX_ATTACHMENTS} base64 \`attachments\`. ` +
+        'The answer comes once every email is recorded and its delivery durably scheduled; delivery itself is asynchronous and retried ' +
+        '(follow it with GET /emails/{id}). A suppressed address still gets an email record, which is not delivered. ' +
+        'With an `Idempotency-Key` header, another request with the same key is refused (409) and sends nothing; a request refused with a 4xx releases its key.',
+      body: {
+        schema: sendBody,
+        example: {
+          to: [{ name: 'Ada Lovelace', email: 'ada@example.com' }, 'grace@example.com'],
+          from: { name: 'Acme', email: 'hello@mail.acme.example' },
+          subject: 'Welcome to Acme',
+          body: '<p>Hi {{firstName}}, thanks for signing up for the {{plan}} plan.</p>',
+          data: { firstName: 'Ada', plan: 'pro' },
+        },
+      },
+      responses: {
+        200: {
+          description: 'The emails are recorded and their delivery scheduled',
+          schema: sendResponse,
+          example: {
+            success: true,
+            data: {
+              emails: [
+                {
+                  contact: { id: '0b6f3c1e-5d2a-4f8e-9a41-7c3d2e1f0a9b', email: 'ada@example.com' },
+                  email: '7f3a2b1c-9d8e-4f6a-b5c4-3e2d1f0a9b8c',
+                },
+                {
+                  contact: { id: 'c4d5e6f7-0a1b-4c2d-8e3f-4a5b6c7d8e9f', email: 'grace@example.com' },
+                  email: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+                },
+              ],
+              timestamp: '2026-11-20T16:40:31.088Z',
+            },
+          },
+        },
+      },
+    },
+    ...keyAuthenticated('secret', deps),
+    idempotency(config.idempotencyKeyTtlHours),
+    send,
+  );
   return router;
 }

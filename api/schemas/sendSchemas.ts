@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { emailAddress } from './commonFields';
 import { contactData, subscribedFlag } from './contactSchemas';
 import { MESSAGE_OWN_FIELDS } from '../../mail/mime/messageBuilder';
+import { id, timestamp } from './responseFields';
 
 /** Recipients one POST /v1/send may carry; each gets its own contact, rendering and email record. */
 export const MAX_RECIPIENTS_PER_SEND = 100;
@@ -128,3 +129,18 @@ export const sendBody = z.object({
 });
 
 export type SendBody = z.output<typeof sendBody>;
+
+/** What POST /v1/send answers once every email is recorded and its delivery scheduled. */
+export const sendResponse = z
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        /** Per recipient, in the order given: its contact, and the id of its email record (GET /emails/{id}). */
+        emails: z.array(z.object({ contact: z.object({ id, email: z.string() }).strict(), email: id }).strict()),
+        timestamp,
+      })
+      .strict(),
+  })
+  .strict()
+  .openapi('SendResult');
