@@ -10,7 +10,8 @@ import { forgetWorkflowTriggersAfterWrites } from './middleware/workflowTriggerC
 import { apiRouters } from './routes';
 import { apiDescriptionRoutes } from './routes/apiDescriptionRoutes';
 import { routeDescriptions } from './openapi/describedRouter';
-import { buildApiDocument } from './openapi/apiDocument';
+import { buildApiDocument, type ApiDocument } from './openapi/apiDocument';
+import type Router from '@koa/router';
 import { packageVersion } from '../lib/codeLocation';
 
 export function createApp(deps: ApiDeps): Koa<AppState> {
@@ -37,14 +38,23 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   });
   app.use(forgetWorkflowTriggersAfterWrites());
 
-  // The description is built before the first request, so a route it cannot describe fails the start.
-  const routers = apiRouters(deps);
-  const description: { document?: object } = {};
-  routers.push(apiDescriptionRoutes(() => description.document ?? {}));
-  description.document = buildApiDocument(routers.flatMap(routeDescriptions), packageVersion());
+  const { routers } = describedApi(deps);
   for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }
   return app;
+}
+
+/**
+ * The API's routers in mounting order, and the OpenAPI document describing them (contract 19),
+ * built before the first request so a route it cannot describe fails the start.
+ * scripts/writeApiDescription.ts writes the same document to client/ for the typed client.
+ */
+export function describedApi(deps: ApiDeps): { routers: Router<AppState>[]; document: ApiDocument } {
+  const routers = apiRouters(deps);
+  const description: { document?: ApiDocument } = {};
+  routers.push(apiDescriptionRoutes(() => description.document ?? {}));
+  description.document = buildApiDocument(routers.flatMap(routeDescriptions), packageVersion());
+  return { routers, document: description.document };
 }
