@@ -1,9 +1,11 @@
+import type { z } from 'zod';
 import type { EmailRow } from '../../db/emails/emailRepository';
+import type { emailDetailResponse, emailResponse } from '../schemas/emailRecordSchemas';
 import type { EmailEvent } from '../../db/emails/emailRecordRepository';
 import type { ReceivedContent } from '../../services/inbound/receivedContent';
 
 /** The email record of contract section 9. */
-export function serializeEmail(email: EmailRow) {
+export function serializeEmail(email: EmailRow): z.input<typeof emailResponse> {
   return {
     id: email.id,
     projectId: email.projectId,
@@ -32,6 +34,6 @@ export function serializeEmail(email: EmailRow) {
 }
 
 /** GET /emails/:id (contract 20): the record and its own events, oldest first. */
-export function serializeEmailWithEvents(email: EmailRow, events: EmailEvent[], received?: ReceivedContent) {
+export function serializeEmailWithEvents(email: EmailRow, events: EmailEvent[], received?: ReceivedContent): z.input<typeof emailDetailResponse> {
   return { ...serializeEmail(email), ...(received ?? {}), events: events.map((e) => ({ name: e.name, createdAt: e.createdAt, data: e.data })) };
 }

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
@@ -6,7 +7,8 @@ import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { emailRepository, type EmailRow } from '../../db/emails/emailRepository';
 import { emailRecordRepository } from '../../db/emails/emailRecordRepository';
-import { emailCursor, emailListQuery } from '../schemas/emailRecordSchemas';
+import { emailCursor, emailDetailResponse, emailListQuery, emailListResponse } from '../schemas/emailRecordSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 import { serializeEmail, serializeEmailWithEvents } from '../presenters/emailPresenter';
 import { sentMessage } from '../../services/sending/sentMessage';
 import { receivedAttachment, receivedContent, receivedRaw } from '../../services/inbound/receivedContent';
@@ -15,6 +17,7 @@ import { receivedAttachment, receivedContent, receivedRaw } from '../../services
 export function emailRecordRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
+  const route = describedRoutes(router, { tag: 'Emails', access: 'secret' });
 
   /** A non-uuid id cannot name an email, and another project's is not shown: both 404. */
   async function loadEmail(ctx: AppContext): Promise<EmailRow> {
@@ -24,49 +27,88 @@ export function emailRecordRoutes(deps: ApiDeps) {
     return email;
   }
 
-  router.get('/emails', ...auth, async (ctx) => {
-    const q = parseQuery(emailListQuery, ctx.query);
-    const after = q.cursor ? decodeCursor(q.cursor, emailCursor) : undefined;
-    const page = await emailRecordRepository.page(
-      ctx.state.em,
-      ctx.state.project!.id,
-      { status: q.status, source: q.source, contactId: q.contactId, campaignId: q.campaignId, to: q.to },
-      q.limit,
-      after,
-    );
-    ctx.body = {
-      data: page.emails.map(serializeEmail),
-      cursor: page.hasMore && page.last ? encodeCursor({ ...page.last }) : null,
-      hasMore: page.hasMore,
-    };
-  });
+  route.get(
+    '/emails',
+    {
+      summary: 'List emails',
+      description: 'Sent and received emails, newest first, in cursor pages; filters combine.',
+      query: emailListQuery,
+      responses: { 200: { description: 'A page of emails', schema: emailListResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const q = parseQuery(emailListQuery, ctx.query);
+      const after = q.cursor ? decodeCursor(q.cursor, emailCursor) : undefined;
+      const page = await emailRecordRepository.page(
+        ctx.state.em,
+        ctx.state.project!.id,
+        { status: q.status, source: q.source, contactId: q.contactId, campaignId: q.campaignId, to: q.to },
+        q.limit,
+        after,
+      );
+      ctx.body = {
+        data: page.emails.map(serializeEmail),
+        cursor: page.hasMore && page.last ? encodeCursor({ ...page.last }) : null,
+        hasMore: page.hasMore,
+      } satisfies z.input<typeof emailListResponse>;
+    },
+  );
 
-  router.get('/emails/:id', ...auth, async (ctx) => {
-    const email = await loadEmail(ctx);
-    const received = email.source === 'INBOUND' ? await receivedContent(ctx.state.em, email) : undefined;
-    ctx.body = serializeEmailWithEvents(email, await emailRecordRepository.events(ctx.state.em, email), received);
-  });
+  route.get(
+    '/emails/:id',
+    {
+      summary: 'Get an email',
+      description: 'The record and its own events, oldest first; a received email adds its text, sanitised HTML, header fields and attachments.',
+      responses: { 200: { description: 'The email', schema: emailDetailResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const email = await loadEmail(ctx);
+      const received = email.source === 'INBOUND' ? await receivedContent(ctx.state.em, email) : undefined;
+      ctx.body = serializeEmailWithEvents(email, await emailRecordRepository.events(ctx.state.em, email), received);
+    },
+  );
 
-  router.get('/emails/:id/raw', ...auth, async (ctx) => {
-    const email = await loadEmail(ctx);
-    const raw = email.source === 'INBOUND' ? await receivedRaw(ctx.state.em, email) : await sentMessage(ctx.state.em, email);
-    if (!raw) throw notFound('message', email.id);
-    ctx.type = 'message/rfc822';
-    ctx.set('Content-Disposition', `inline; filename="${email.id}.eml"`);
-    ctx.body = raw;
-  });
+  route.get(
+    '/emails/:id/raw',
+    {
+      summary: 'Get an email’s raw message',
+      description:
+        'The message as received, or a sent message built again from its record exactly as it was handed over (DKIM signature included). ' +
+        '404 once retention removed what it is made from.',
+      responses: { 200: { description: 'The message (RFC 5322)', contentType: 'message/rfc822' } },
+    },
+    ...auth,
+    async (ctx) => {
+      const email = await loadEmail(ctx);
+      const raw = email.source === 'INBOUND' ? await receivedRaw(ctx.state.em, email) : await sentMessage(ctx.state.em, email);
+      if (!raw) throw notFound('message', email.id);
+      ctx.type = 'message/rfc822';
+      ctx.set('Content-Disposition', `inline; filename="${email.id}.eml"`);
+      ctx.body = raw;
+    },
+  );
 
-  router.get('/emails/:id/attachments/:index', ...auth, async (ctx) => {
-    const email = await loadEmail(ctx);
-    const index = /^\d{1,4}$/.test(ctx.params.index) ? Number(ctx.params.index) : -1;
-    const attachment = email.source === 'INBOUND' && index >= 0 ? await receivedAttachment(ctx.state.em, email, index) : null;
-    if (!attachment) throw notFound('attachment', ctx.params.index);
-    ctx.type = attachment.contentType;
-    // Never rendered inline by a browser: a received attachment is whatever the sender made it.
-    ctx.set('Content-Disposition', 'attachment');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = attachment.content;
-  });
+  route.get(
+    '/emails/:id/attachments/:index',
+    {
+      summary: 'Get a received email’s attachment',
+      description: 'The attachment’s bytes with its own content type, always as a download (`Content-Disposition: attachment`). `index` counts from 0.',
+      responses: { 200: { description: 'The attachment', contentType: '*/*' } },
+    },
+    ...auth,
+    async (ctx) => {
+      const email = await loadEmail(ctx);
+      const index = /^\d{1,4}$/.test(ctx.params.index) ? Number(ctx.params.index) : -1;
+      const attachment = email.source === 'INBOUND' && index >= 0 ? await receivedAttachment(ctx.state.em, email, index) : null;
+      if (!attachment) throw notFound('attachment', ctx.params.index);
+      ctx.type = attachment.contentType;
+      // Never rendered inline by a browser: a received attachment is whatever the sender made it.
+      ctx.set('Content-Disposition', 'attachment');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = attachment.content;
+    },
+  );
 
   return router;
 }

@@ -1,11 +1,13 @@
 import Router from '@koa/router';
-import type { ApiDeps, AppState } from '../state';
+import type { z } from 'zod';
+import type { ApiDeps, AppContext, AppState } from '../state';
 import { notFound } from '../../lib/errors';
 import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { outboxRepository } from '../../db/outbox/outboxRepository';
 import { decodeCursor, encodeCursor } from '../http/cursor';
-import { outboxListQuery, timeCursor } from '../schemas/outboxSchemas';
+import { outboxListQuery, outboxListResponse, timeCursor } from '../schemas/outboxSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -15,8 +17,9 @@ function escapeHtml(value: string): string {
 export function outboxRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
+  const route = describedRoutes(router, { tag: 'Outbox', access: 'secret' });
 
-  async function page(ctx: Parameters<Parameters<typeof router.get>[1]>[0]) {
+  async function page(ctx: AppContext) {
     const query = parseQuery(outboxListQuery, ctx.query);
     const after = query.cursor ? decodeCursor(query.cursor, timeCursor) : null;
     // Newest first; the cursor is the (createdAt, id) of the last message of the previous page.
@@ -27,38 +30,66 @@ export function outboxRoutes(deps: ApiDeps) {
     return { data, hasMore, cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null };
   }
 
-  router.get('/outbox', ...auth, async (ctx) => {
-    const result = await page(ctx);
-    ctx.body = {
-      data: result.data.map((m) => ({ id: m.id, messageId: m.messageId, from: m.from, to: m.to, subject: m.subject, size: m.size, createdAt: m.createdAt })),
-      cursor: result.cursor,
-      hasMore: result.hasMore,
-    };
-  });
+  route.get(
+    '/outbox',
+    {
+      summary: 'List captured mail',
+      description: 'Messages the local outbox captured instead of sending (SMTP_URL unset), newest first, in cursor pages.',
+      query: outboxListQuery,
+      responses: { 200: { description: 'A page of captured messages', schema: outboxListResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const result = await page(ctx);
+      ctx.body = {
+        data: result.data.map((m) => ({ id: m.id, messageId: m.messageId, from: m.from, to: m.to, subject: m.subject, size: m.size, createdAt: m.createdAt })),
+        cursor: result.cursor,
+        hasMore: result.hasMore,
+      } satisfies z.input<typeof outboxListResponse>;
+    },
+  );
 
-  router.get('/outbox/:id/raw', ...auth, async (ctx) => {
-    const message = isUuid(ctx.params.id) ? await outboxRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.id) : null;
-    if (!message) throw notFound('message', ctx.params.id);
-    ctx.type = 'message/rfc822';
-    ctx.set('Content-Disposition', `inline; filename="${message.id}.eml"`);
-    ctx.body = Buffer.from(message.raw as Uint8Array);
-  });
+  route.get(
+    '/outbox/:id/raw',
+    {
+      summary: 'Get a captured message',
+      responses: { 200: { description: 'The message as it would have been sent (RFC 5322)', contentType: 'message/rfc822' } },
+    },
+    ...auth,
+    async (ctx) => {
+      const message = isUuid(ctx.params.id) ? await outboxRepository.find(ctx.state.em, ctx.state.project!.id, ctx.params.id) : null;
+      if (!message) throw notFound('message', ctx.params.id);
+      ctx.type = 'message/rfc822';
+      ctx.set('Content-Disposition', `inline; filename="${message.id}.eml"`);
+      ctx.body = Buffer.from(message.raw as Uint8Array);
+    },
+  );
 
-  router.get('/outbox.html', ...auth, async (ctx) => {
-    const result = await page(ctx);
-    const rows = result.data
-      .map(
-        (m) =>
-          `<tr><td>${escapeHtml(m.createdAt.toISOString())}</td><td>${escapeHtml(m.from)}</td><td>${escapeHtml(m.to.join(', '))}</td><td>${escapeHtml(m.subject)}</td><td><a href="/outbox/${m.id}/raw">raw</a></td></tr>`,
-      )
-      .join('');
-    ctx.type = 'html';
-    ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Mailroom outbox</title>
+  route.get(
+    '/outbox.html',
+    {
+      summary: 'Browse captured mail',
+      description: 'The outbox as an HTML page, newest first, linking each raw message; `cursor` pages on as in GET /outbox.',
+      query: outboxListQuery,
+      responses: { 200: { description: 'The page', contentType: 'text/html' } },
+    },
+    ...auth,
+    async (ctx) => {
+      const result = await page(ctx);
+      const rows = result.data
+        .map(
+          (m) =>
+            `<tr><td>${escapeHtml(m.createdAt.toISOString())}</td><td>${escapeHtml(m.from)}</td><td>${escapeHtml(m.to.join(', '))}</td><td>${escapeHtml(m.subject)}</td><td><a href="/outbox/${m.id}/raw">raw</a></td></tr>`,
+        )
+        .join('');
+      ctx.type = 'html';
+      ctx.body = `<!doctype html><html><head><meta charset="utf-8"><title>Mailroom outbox</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left}</style></head>
 <body><h1>Outbox</h1><p>Mail captured by the local outbox (SMTP_URL is unset), newest first.</p>
 <table><thead><tr><th>Captured</th><th>From</th><th>To</th><th>Subject</th><th></th></tr></thead><tbody>${rows || '<tr><td colspan="5">No messages yet.</td></tr>'}</tbody></table>
 ${result.hasMore ? `<p><a href="/outbox.html?cursor=${encodeURIComponent(result.cursor!)}">Older messages</a></p>` : ''}</body></html>`;
-  });
+    },
+  );
 
   return router;
 }

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from './zod';
+import { cursorPage, id, timestamp } from './responseFields';
 import { uuidPattern } from '../http/validation';
 import { limitParam } from './analyticsSchemas';
 import { enumOf } from '../../lib/zodFields';
@@ -34,3 +35,64 @@ export const emailListQuery = z.object({
 });
 
 export const emailCursor = z.object({ t: microsecondInstant, id: z.string().regex(uuidPattern) });
+
+// Responses.
+
+/**
+ * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
+ * timestamp's own type over the null), so the null is named here.
+ */
+const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
+const emailShape = {
+  id,
+  projectId: id,
+  contactId: id.nullable().describe("Null for mail to an address that is no contact (a campaign's test email)"),
+  templateId: id.nullable(),
+  campaignId: id.nullable(),
+  workflowExecutionId: id.nullable(),
+  source: z.enum(EMAIL_RECORD_SOURCES),
+  subject: z.string(),
+  from: z.string(),
+  to: z.string(),
+  status: z.enum(EMAIL_RECORD_STATUSES),
+  messageId: z.string(),
+  error: z.string().nullable(),
+  sentAt: nullableTimestamp,
+  deliveredAt: nullableTimestamp,
+  openedAt: nullableTimestamp,
+  clickedAt: nullableTimestamp,
+  bouncedAt: nullableTimestamp,
+  opens: z.number().int(),
+  clicks: z.number().int(),
+  createdAt: timestamp,
+  auth: z
+    .object({ spf: z.string(), dkim: z.string(), dmarc: z.string() })
+    .strict()
+    .nullable()
+    .optional()
+    .describe('A received email’s SPF, DKIM and DMARC verdicts (pass, fail, softfail, neutral, none, temperror, permerror); absent on sent mail'),
+};
+
+export const emailResponse = z.object(emailShape).strict().openapi('Email');
+
+export const emailListResponse = cursorPage(emailResponse).strict();
+
+/** GET /emails/:id: the record, its own events oldest first, and a received email's content. */
+export const emailDetailResponse = z
+  .object({
+    ...emailShape,
+    text: z.string().nullable().optional().describe('A received email’s text part; null once retention removed the message'),
+    html: z.string().nullable().optional().describe('A received email’s HTML, sanitised'),
+    headers: z
+      .array(z.object({ name: z.string(), value: z.string() }).strict())
+      .optional()
+      .describe('A received email’s header fields, in order'),
+    attachments: z
+      .array(z.object({ index: z.number().int(), filename: z.string().nullable(), contentType: z.string(), size: z.number().int() }).strict())
+      .optional()
+      .describe('A received email’s attachments (GET /emails/{id}/attachments/{index})'),
+    events: z.array(z.object({ name: z.string(), createdAt: timestamp, data: z.unknown() }).strict()),
+  })
+  .strict()
+  .openapi('EmailDetail');
