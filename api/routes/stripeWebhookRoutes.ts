@@ -1,9 +1,12 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { ApiDeps, AppState } from '../state';
 import { ApiError } from '../../lib/errors';
 import { readDecodedBody } from '../http/bodyDecoding';
 import { billingAccountRepository, type StripeEventOutcome, type SubscriptionState } from '../../db/billing/billingAccountRepository';
 import { createStripeClient, Stripe } from '../../lib/stripe/stripeClient';
+import { stripeEventBody, stripeWebhookResponse } from '../schemas/billingSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
 
 /** The route jsonBody leaves unread: the signature covers the exact bytes Stripe sent. */
 export const STRIPE_WEBHOOK_PATH = '/webhooks/incoming/stripe';
@@ -36,29 +39,41 @@ function subscriptionState(subscription: Stripe.Subscription): SubscriptionState
  */
 export function stripeWebhookRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Provider callbacks', access: 'none' });
   const settings = deps.config.stripe;
   if (!settings) return router;
   const stripe = createStripeClient(settings);
 
-  router.post(STRIPE_WEBHOOK_PATH, async (ctx) => {
-    const signature = ctx.get('Stripe-Signature');
-    if (!signature) throw new ApiError(400, 'INVALID_SIGNATURE', 'The Stripe-Signature header is missing');
-    const raw = await readDecodedBody(ctx.req, STRIPE_BODY_LIMIT_BYTES);
-    let event: Stripe.Event;
-    try {
-      event = await stripe.webhooks.constructEventAsync(raw, signature, settings.webhookSecret);
-    } catch (err) {
-      const reason = err instanceof Stripe.errors.StripeSignatureVerificationError ? err.message : 'the body is not a Stripe event';
-      deps.logger.warn({ reason }, 'stripe: refused a webhook whose signature does not verify');
-      throw new ApiError(400, 'INVALID_SIGNATURE', `Stripe signature verification failed: ${reason}`.slice(0, 500));
-    }
-    if (typeof event?.id !== 'string' || typeof event.type !== 'string' || typeof event.created !== 'number' || !event.data?.object) {
-      throw new ApiError(400, 'BAD_REQUEST', 'The body is not a Stripe event');
-    }
-    const outcome = await applyStripeEvent(ctx.state.em, event);
-    deps.logger.info({ eventId: event.id, type: event.type, outcome }, 'stripe: webhook');
-    ctx.body = { received: true, outcome };
-  });
+  route.post(
+    STRIPE_WEBHOOK_PATH,
+    {
+      summary: 'Receive a Stripe event',
+      description:
+        'For Stripe only, with billing on (otherwise 404). The `Stripe-Signature` header must verify over the exact body with STRIPE_WEBHOOK_SECRET ' +
+        '(5 minutes’ tolerance): a missing, forged or stale one answers 400 INVALID_SIGNATURE and changes nothing. ' +
+        'A completed checkout links the customer; subscription events set the subscription; a failed payment disables the project (PAYMENT_FAILED) and a paid invoice enables it again. ' +
+        'Other event types are acknowledged and ignored; an event delivered again answers 200 and changes nothing.',
+      body: { schema: stripeEventBody },
+      responses: { 200: { description: 'The event was taken (whatever its outcome): Stripe does not send it again', schema: stripeWebhookResponse } },
+    },
+    async (ctx) => {
+      const signature = ctx.get('Stripe-Signature');
+      if (!signature) throw new ApiError(400, 'INVALID_SIGNATURE', 'The Stripe-Signature header is missing');
+      const raw = await readDecodedBody(ctx.req, STRIPE_BODY_LIMIT_BYTES);
+      let event: Stripe.Event;
+      try {
+        event = await stripe.webhooks.constructEventAsync(raw, signature, settings.webhookSecret);
+      } catch (err) {
+        const reason = err instanceof Stripe.errors.StripeSignatureVerificationError ? err.message : 'the body is not a Stripe event';
+        deps.logger.warn({ reason }, 'stripe: refused a webhook whose signature does not verify');
+        throw new ApiError(400, 'INVALID_SIGNATURE', `Stripe signature verification failed: ${reason}`.slice(0, 500));
+      }
+      if (!stripeEventBody.safeParse(event).success) throw new ApiError(400, 'BAD_REQUEST', 'The body is not a Stripe event');
+      const outcome = await applyStripeEvent(ctx.state.em, event);
+      deps.logger.info({ eventId: event.id, type: event.type, outcome }, 'stripe: webhook');
+      ctx.body = { received: true, outcome } satisfies z.input<typeof stripeWebhookResponse>;
+    },
+  );
   return router;
 }
 
