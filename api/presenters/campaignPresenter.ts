@@ -1,7 +1,10 @@
+import type { z } from 'zod';
 import type { CampaignRow } from '../../db/campaigns/campaignRepository';
+import type { ConditionTree } from '../../db/conditions';
+import type { campaignResponse } from '../schemas/campaignSchemas';
 
 /** The API shape of a campaign (specification, "Campaign"). */
-export function serializeCampaign(campaign: CampaignRow) {
+export function serializeCampaign(campaign: CampaignRow): z.input<typeof campaignResponse> {
   return {
     id: campaign.id,
     name: campaign.name,
@@ -15,7 +18,8 @@ export function serializeCampaign(campaign: CampaignRow) {
     status: campaign.status,
     audienceType: campaign.audienceType,
     segmentId: campaign.segmentId,
-    audienceCondition: campaign.audienceCondition,
+    // Stored only after conditionTreeSchema accepted it.
+    audienceCondition: campaign.audienceCondition as ConditionTree | null,
     scheduledFor: campaign.scheduledFor,
     totalRecipients: campaign.totalRecipients,
     sentCount: campaign.sentCount,

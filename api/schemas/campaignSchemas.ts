@@ -1,5 +1,7 @@
-import { z } from 'zod';
-import { MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery } from './messageContentFields';
+import { z } from './zod';
+import { MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery, offsetPage } from './messageContentFields';
+import { id, timestamp } from './responseFields';
+import { nullableConditionTree } from './segmentSchemas';
 import { enumOf, text } from '../../lib/zodFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
 import { conditionTreeSchema } from '../../db/conditions';
@@ -84,3 +86,109 @@ export const testCampaignBody = z.object({
     .email('email must be an email address')
     .transform((s) => s.toLowerCase()),
 });
+
+// Responses.
+
+/**
+ * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
+ * timestamp's own type over the null), so the null is named here.
+ */
+const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
+/** Why a campaign stopped before its last recipient. */
+const campaignStopReason = z.discriminatedUnion('code', [
+  z.object({ code: z.literal('BILLING_LIMIT_EXCEEDED'), category: z.string(), limit: z.number().int().nullable(), message: z.string() }).strict(),
+  z.object({ code: z.literal('PROJECT_DISABLED'), disabledReason: z.string().nullable(), message: z.string() }).strict(),
+]);
+
+export const campaignResponse = z
+  .object({
+    id,
+    name: z.string(),
+    description: z.string().nullable(),
+    subject: z.string(),
+    body: z.string(),
+    from: z.string(),
+    fromName: z.string().nullable(),
+    replyTo: z.string().nullable(),
+    type: z.enum(CAMPAIGN_TYPES),
+    status: z.enum(CAMPAIGN_STATUSES),
+    audienceType: z.enum(AUDIENCE_TYPES),
+    /** The audience of a SEGMENT campaign; null once that segment is deleted. */
+    segmentId: id.nullable(),
+    /** The audience of a FILTERED campaign. */
+    audienceCondition: nullableConditionTree,
+    scheduledFor: nullableTimestamp,
+    totalRecipients: z.number().int(),
+    sentCount: z.number().int(),
+    deliveredCount: z.number().int(),
+    openedCount: z.number().int(),
+    clickedCount: z.number().int(),
+    bouncedCount: z.number().int(),
+    projectId: id,
+    sentAt: nullableTimestamp,
+    cancelledAt: nullableTimestamp,
+    stopReason: campaignStopReason.nullable().describe('Why the send stopped before its last recipient (a monthly cap, a disabled project), or null'),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .strict()
+  .openapi('Campaign');
+
+export const campaignListResponse = offsetPage(campaignResponse);
+
+/** POST /campaigns: the envelope around the new campaign. */
+export const campaignCreatedResponse = z.object({ success: z.literal(true), data: campaignResponse }).strict();
+
+export const campaignSendResponse = z
+  .object({
+    success: z.literal(true),
+    data: z.object({ id, name: z.string(), status: z.enum(CAMPAIGN_STATUSES), scheduledFor: nullableTimestamp }).strict(),
+    message: z.string(),
+  })
+  .strict();
+
+export const campaignCancelResponse = z
+  .object({
+    success: z.literal(true),
+    data: z.object({ id, name: z.string(), status: z.enum(CAMPAIGN_STATUSES), cancelledAt: timestamp }).strict(),
+    message: z.string(),
+  })
+  .strict();
+
+export const campaignTestResponse = z
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        email: id.describe('The test email’s id (GET /emails/{id})'),
+        to: z.string(),
+        subject: z.string().describe('As rendered for this address, `[TEST] ` first'),
+      })
+      .strict(),
+    message: z.string(),
+  })
+  .strict();
+
+export const campaignStatsResponse = z
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        totalRecipients: z.number().int(),
+        sentCount: z.number().int(),
+        deliveredCount: z.number().int(),
+        openedCount: z.number().int(),
+        clickedCount: z.number().int(),
+        bouncedCount: z.number().int(),
+        complainedCount: z.number().int(),
+        unsubscribedCount: z.number().int(),
+        openRate: z.number().describe('Percent of sentCount, two decimals'),
+        clickRate: z.number(),
+        bounceRate: z.number(),
+        deliveryRate: z.number(),
+      })
+      .strict()
+      .openapi('CampaignStats'),
+  })
+  .strict();
