@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { z } from 'zod';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, badRequest, forbidden } from '../../lib/errors';
@@ -18,6 +19,11 @@ import { emailFeedbackRepository } from '../../db/emails/emailFeedbackRepository
 import { applyBounce, applyComplaint, applyDelivery } from '../../services/sending/emailFeedback';
 import { parseSesReceipt, SesReceiptError, type SesReceipt } from '../../mail/sns/sesReceipt';
 import { receiveInboundMessage } from '../../services/inbound/inboundReceipt';
+import { snsMessageBody, snsWebhookResponse } from '../schemas/snsSchemas';
+import { describedRoutes } from '../openapi/describedRouter';
+
+/** What a message came to (the answer's `result`). */
+type SnsResult = z.output<typeof snsWebhookResponse>['result'];
 
 /** SNS messages are at most 256 KB. */
 const SNS_BODY_LIMIT_BYTES = 256 * 1024;
@@ -33,6 +39,7 @@ const SNS_BODY_LIMIT_BYTES = 256 * 1024;
  */
 export function snsWebhookRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
+  const route = describedRoutes(router, { tag: 'Provider callbacks', access: 'none' });
   const fetcher = deps.snsFetch ?? httpsSnsFetcher;
   const verifier = new SnsVerifier(fetcher);
 
@@ -86,7 +93,7 @@ export function snsWebhookRoutes(deps: ApiDeps) {
     deps.logger.info({ topicArn: message.TopicArn }, 'sns: subscription confirmed');
   }
 
-  async function applyNotification(em: EntityManager, message: SnsMessage, notice: SesNotification): Promise<string> {
+  async function applyNotification(em: EntityManager, message: SnsMessage, notice: SesNotification): Promise<SnsResult> {
     const context = { topicArn: message.TopicArn, snsMessageId: message.MessageId };
     if (notice.kind === 'Other') {
       deps.logger.info({ ...context, type: notice.type }, 'sns: SES event type not acted on');
@@ -132,7 +139,7 @@ export function snsWebhookRoutes(deps: ApiDeps) {
    * notice again; a notice delivered again once stored (SES's message id is the same) is answered
    * 200 `duplicate` and changes nothing.
    */
-  async function receive(message: SnsMessage, receipt: SesReceipt): Promise<string> {
+  async function receive(message: SnsMessage, receipt: SesReceipt): Promise<SnsResult> {
     const context = { topicArn: message.TopicArn, snsMessageId: message.MessageId, sesMessageId: receipt.sesMessageId };
     let result;
     try {
@@ -158,47 +165,61 @@ export function snsWebhookRoutes(deps: ApiDeps) {
     return 'received';
   }
 
-  router.post('/webhooks/sns', async (ctx) => {
-    const message = await readMessage(ctx);
-    await verify(message);
-    // A valid signature proves the message came from SNS, not from our topic: anyone can point
-    // a topic of theirs at this endpoint. SNS_TOPIC_ARNS names the topics we take notices from.
-    const allowed = deps.config.snsTopicArns;
-    if (allowed.length && !allowed.includes(message.TopicArn)) {
-      deps.logger.warn({ topicArn: message.TopicArn }, 'sns: refused a message from a topic not in SNS_TOPIC_ARNS');
-      throw new ApiError(403, 'FORBIDDEN', 'This SNS topic is not accepted here (SNS_TOPIC_ARNS)');
-    }
-    let result: string;
-    switch (message.Type) {
-      case 'SubscriptionConfirmation':
-        await confirmSubscription(message);
-        result = 'subscribed';
-        break;
-      case 'UnsubscribeConfirmation':
-        deps.logger.warn({ topicArn: message.TopicArn }, 'sns: this endpoint was unsubscribed from the topic; SES feedback from it stops');
-        result = 'ignored';
-        break;
-      default: {
-        const receipt = readReceipt(message);
-        if (receipt === 'without-content') {
+  route.post(
+    '/webhooks/sns',
+    {
+      summary: 'Receive an Amazon SNS message',
+      description:
+        'For Amazon SNS only: SES bounce, complaint and delivery notices, and mail SES received for a verified domain. ' +
+        'SNS posts the JSON message as `text/plain`; an `application/json` body is read the same way (at most 256 KB). ' +
+        'Every message is signature-checked first: a forged one, or one from a topic not in SNS_TOPIC_ARNS, answers 403 and changes nothing. ' +
+        'A SubscriptionConfirmation is confirmed by fetching its SubscribeURL. Notices about unknown emails and event types not acted on answer 200, so SNS does not retry them; ' +
+        'effects are idempotent. 503 (with Retry-After) while the signing certificate cannot be fetched or received mail cannot be stored: SNS delivers the message again.',
+      body: { schema: snsMessageBody, contentType: 'text/plain' },
+      responses: { 200: { description: 'The message was taken: SNS does not send it again', schema: snsWebhookResponse } },
+    },
+    async (ctx) => {
+      const message = await readMessage(ctx);
+      await verify(message);
+      // A valid signature proves the message came from SNS, not from our topic: anyone can point
+      // a topic of theirs at this endpoint. SNS_TOPIC_ARNS names the topics we take notices from.
+      const allowed = deps.config.snsTopicArns;
+      if (allowed.length && !allowed.includes(message.TopicArn)) {
+        deps.logger.warn({ topicArn: message.TopicArn }, 'sns: refused a message from a topic not in SNS_TOPIC_ARNS');
+        throw new ApiError(403, 'FORBIDDEN', 'This SNS topic is not accepted here (SNS_TOPIC_ARNS)');
+      }
+      let result: SnsResult;
+      switch (message.Type) {
+        case 'SubscriptionConfirmation':
+          await confirmSubscription(message);
+          result = 'subscribed';
+          break;
+        case 'UnsubscribeConfirmation':
+          deps.logger.warn({ topicArn: message.TopicArn }, 'sns: this endpoint was unsubscribed from the topic; SES feedback from it stops');
           result = 'ignored';
           break;
-        }
-        if (receipt) {
-          result = await receive(message, receipt);
-          break;
-        }
-        const notice = parseSesNotification(message.Message);
-        if (!notice) {
-          deps.logger.info({ topicArn: message.TopicArn, snsMessageId: message.MessageId }, 'sns: notification is not an SES notice');
-          result = 'ignored';
-        } else {
-          result = await applyNotification(ctx.state.em, message, notice);
+        default: {
+          const receipt = readReceipt(message);
+          if (receipt === 'without-content') {
+            result = 'ignored';
+            break;
+          }
+          if (receipt) {
+            result = await receive(message, receipt);
+            break;
+          }
+          const notice = parseSesNotification(message.Message);
+          if (!notice) {
+            deps.logger.info({ topicArn: message.TopicArn, snsMessageId: message.MessageId }, 'sns: notification is not an SES notice');
+            result = 'ignored';
+          } else {
+            result = await applyNotification(ctx.state.em, message, notice);
+          }
         }
       }
-    }
-    ctx.body = { received: true, result };
-  });
+      ctx.body = { received: true, result } satisfies z.input<typeof snsWebhookResponse>;
+    },
+  );
 
   return router;
 }
