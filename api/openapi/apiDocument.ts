@@ -48,7 +48,10 @@ function operation(route: DescribedRoute, errorSchema: ZodTypeAny): RouteConfig 
     const contentType = response.contentType ?? 'application/json';
     responses[status] = {
       description: response.description,
-      ...(response.headers ? { headers: response.headers } : {}),
+      // A Header Object needs a schema (or content) to be valid OpenAPI; every header named here is a string.
+      ...(response.headers
+        ? { headers: Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, { ...header, schema: { type: 'string' as const } }])) }
+        : {}),
       ...(response.schema || response.contentType
         ? {
             content: {
