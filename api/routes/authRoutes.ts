@@ -139,7 +139,13 @@ export function authRoutes(deps: ApiDeps) {
     {
       summary: 'Sign out',
       description: 'Ends the session on the server and clears the cookie; answers the same without a session.',
-      responses: { 200: { description: 'Signed out', schema: authSuccessResponse } },
+      responses: {
+        200: {
+          description: 'Signed out',
+          schema: authSuccessResponse,
+          headers: { 'Set-Cookie': { description: 'Clears the session cookie, `mailroom_session`' } },
+        },
+      },
     },
     async (ctx) => {
       await endSession(ctx, config);
