@@ -1,7 +1,10 @@
+import type { z } from 'zod';
 import type { AutomationDefinition, AutomationRow, StepRow, TransitionRow } from '../../db/automations/automationRepository';
+import type { GraphProblem } from '../../services/automation/automationGraph';
+import type { automationResponse, automationSummaryResponse, stepResponse, transitionResponse } from '../schemas/automationSchemas';
 
 /** The API shape of a step (contract section 12). */
-export function serializeStep(step: StepRow) {
+export function serializeStep(step: StepRow): z.input<typeof stepResponse> {
   return {
     id: step.id,
     type: step.type,
@@ -15,12 +18,12 @@ export function serializeStep(step: StepRow) {
 }
 
 /** The API shape of a transition (contract section 12); labels the source kind does not use are null. */
-export function serializeTransition(t: TransitionRow) {
+export function serializeTransition(t: TransitionRow): z.input<typeof transitionResponse> {
   return { id: t.id, fromStepId: t.fromStepId, toStepId: t.toStepId, branch: t.branch, waitOutcome: t.waitOutcome, createdAt: t.createdAt };
 }
 
 /** The workflow record without its graph (lists), as the contract's workflow shape names its fields. */
-export function serializeAutomationSummary(w: AutomationRow) {
+export function serializeAutomationSummary(w: AutomationRow, stepCount: number): z.input<typeof automationSummaryResponse> {
   return {
     id: w.id,
     name: w.name,
@@ -33,9 +36,12 @@ export function serializeAutomationSummary(w: AutomationRow) {
     projectId: w.projectId,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
+    stepCount,
   };
 }
 
-export function serializeAutomation(d: AutomationDefinition) {
-  return { ...serializeAutomationSummary(d.automation), steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition) };
+/** A workflow with its graph, and the problems that stop the graph from running. */
+export function serializeAutomation(d: AutomationDefinition, problems: GraphProblem[]): z.input<typeof automationResponse> {
+  const { stepCount: _count, ...record } = serializeAutomationSummary(d.automation, d.steps.length);
+  return { ...record, steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition), problems };
 }

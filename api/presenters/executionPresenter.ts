@@ -1,7 +1,11 @@
+import type { z } from 'zod';
 import type { ExecutionRow, ExecutionStepRow } from '../../db/automations/executionRepository';
+import type { executionResponse, executionSummaryResponse } from '../schemas/automationSchemas';
 
-/** The execution of contract section 12, with its step history when given. */
-export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]) {
+/** The execution of contract section 12: as lists show it, or with its step history when given. */
+export function serializeExecution(execution: ExecutionRow): z.input<typeof executionSummaryResponse>;
+export function serializeExecution(execution: ExecutionRow, steps: ExecutionStepRow[]): z.input<typeof executionResponse>;
+export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]): z.input<typeof executionSummaryResponse | typeof executionResponse> {
   return {
     id: execution.id,
     workflowId: execution.automationId,

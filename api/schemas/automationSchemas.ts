@@ -1,14 +1,15 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { emailAddress } from './commonFields';
-import { offsetListQuery, offsetPageFields, singleLine } from './messageContentFields';
+import { offsetListQuery, offsetPage, offsetPageFields, singleLine } from './messageContentFields';
+import { freeFormObject, id, timestamp } from './responseFields';
 import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from '../../services/contacts/contactDataRules';
 import { enumOf, finiteNumber, optional, text, uuid } from '../../lib/zodFields';
-import { ADDABLE_STEP_TYPES, BRANCHES, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
+import { ADDABLE_STEP_TYPES, BRANCHES, GRAPH_PROBLEM_KINDS, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
 import { MAX_AUTOMATION_STEPS } from '../../services/automation/automationEditing';
-import { listenedEventName, STEP_CONFIG_LIMITS } from '../../services/automation/stepConfigs';
+import { listenedEventName, STEP_CONFIG_LIMITS, STEP_CONFIG_SCHEMAS } from '../../services/automation/stepConfigs';
 
-export { STEP_CONFIG_SCHEMAS } from '../../services/automation/stepConfigs';
+export { STEP_CONFIG_SCHEMAS };
 
 /**
  * Request bodies of the workflow definition endpoints (contract section 12). A step's config is
@@ -124,11 +125,14 @@ export const patchStepBody = z.object({
   type: z.unknown().optional(),
 });
 
+/** zod-to-openapi 7 describes `z.enum(…).nullable()` with `null` left out of its `enum`: the list is given whole. */
+const withNull = <T extends readonly string[]>(values: T) => ({ enum: [...values, null] });
+
 export const createTransitionBody = z.object({
   fromStepId: uuid('fromStepId'),
   toStepId: uuid('toStepId'),
-  branch: enumOf('branch', BRANCHES).nullable().optional(),
-  waitOutcome: enumOf('waitOutcome', WAIT_OUTCOMES).nullable().optional(),
+  branch: enumOf('branch', BRANCHES).nullable().optional().openapi(withNull(BRANCHES)),
+  waitOutcome: enumOf('waitOutcome', WAIT_OUTCOMES).nullable().optional().openapi(withNull(WAIT_OUTCOMES)),
 });
 
 export const deleteStepQuery = z.object({
@@ -157,3 +161,160 @@ export const executionListQuery = z.object({
   status: enumOf('status', EXECUTION_STATUSES).optional(),
   ...offsetPageFields,
 });
+
+// ---------------------------------------------------------------------------------------------
+// Responses (api/presenters/automationPresenter.ts and executionPresenter.ts are typed by these)
+
+/** `timestamp.nullable()` keeps the timestamp's `type: string` in the description; this one says null too. */
+const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
+/** Each kind's stored config: the output of its schema in services/automation/stepConfigs.ts, which its input shape describes. */
+const STEP_CONFIG_NAMES: Record<AddableStepType, string> = {
+  SEND_EMAIL: 'SendEmailStepConfig',
+  DELAY: 'DelayStepConfig',
+  WAIT_FOR_EVENT: 'WaitForEventStepConfig',
+  CONDITION: 'ConditionStepConfig',
+  WEBHOOK: 'WebhookStepConfig',
+  UPDATE_CONTACT: 'UpdateContactStepConfig',
+  EXIT: 'ExitStepConfig',
+};
+
+const stepFields = {
+  id,
+  name: z.string(),
+  position: z.object({ x: z.number(), y: z.number() }).strict(),
+  /** SEND_EMAIL: the template (also in `config.templateId`); null for the other kinds. */
+  templateId: id.nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+
+const stepOf = <T extends AddableStepType>(type: T) =>
+  z.object({ ...stepFields, type: z.literal(type), config: STEP_CONFIG_SCHEMAS[type].openapi(STEP_CONFIG_NAMES[type]) }).strict();
+
+/** A step of a workflow's graph; its `config` is its kind's. */
+export const stepResponse = z
+  .discriminatedUnion('type', [
+    z
+      .object({
+        ...stepFields,
+        type: z.literal('TRIGGER'),
+        config: freeFormObject.describe('The TRIGGER step starts on the workflow’s `triggerConfig.eventName`; its config holds nothing else'),
+      })
+      .strict(),
+    stepOf('SEND_EMAIL'),
+    stepOf('DELAY'),
+    stepOf('WAIT_FOR_EVENT'),
+    stepOf('CONDITION'),
+    stepOf('WEBHOOK'),
+    stepOf('UPDATE_CONTACT'),
+    stepOf('EXIT'),
+  ])
+  .openapi('WorkflowStep');
+
+/** A transition; `branch` is set only out of a CONDITION, `waitOutcome` only out of a WAIT_FOR_EVENT. */
+export const transitionResponse = z
+  .object({
+    id,
+    fromStepId: id,
+    toStepId: id,
+    branch: z.enum(BRANCHES).nullable().openapi(withNull(BRANCHES)),
+    waitOutcome: z.enum(WAIT_OUTCOMES).nullable().openapi(withNull(WAIT_OUTCOMES)),
+    createdAt: timestamp,
+  })
+  .strict()
+  .openapi('WorkflowTransition');
+
+/** Why the graph cannot run (an enabled workflow has none). */
+export const graphProblem = z
+  .object({
+    kind: z.enum(GRAPH_PROBLEM_KINDS),
+    message: z.string(),
+    stepId: id.optional(),
+    transitionId: id.optional(),
+    stepIds: z.array(id).optional().describe('cycle_without_pause: the steps of the cycle'),
+  })
+  .strict()
+  .openapi('WorkflowProblem');
+
+const automationFields = {
+  id,
+  name: z.string(),
+  description: z.string().nullable(),
+  triggerType: z.literal('EVENT'),
+  triggerConfig: z.object({ eventName: z.string() }).strict(),
+  enabled: z.boolean(),
+  allowReentry: z.boolean(),
+  firstExecutionAt: nullableTimestamp.describe('When the first execution started; from then on the trigger event is fixed'),
+  projectId: id,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+
+/** A workflow in GET /workflows: without its graph, with the number of its steps (TRIGGER included). */
+export const automationSummaryResponse = z
+  .object({ ...automationFields, stepCount: z.number().int() })
+  .strict()
+  .openapi('WorkflowSummary');
+
+export const automationListResponse = offsetPage(automationSummaryResponse);
+
+/** A workflow with its graph and what stops the graph from running. */
+export const automationResponse = z
+  .object({ ...automationFields, steps: z.array(stepResponse), transitions: z.array(transitionResponse), problems: z.array(graphProblem) })
+  .strict()
+  .openapi('Workflow');
+
+/** GET /workflows/fields (services/automation/automationFields.ts). */
+export const automationFieldsResponse = z
+  .object({
+    contact: z.array(z.object({ field: z.string(), type: z.string() }).strict()),
+    data: z.array(z.object({ field: z.string(), type: z.string(), coverage: z.number() }).strict()),
+    events: z.array(z.object({ name: z.string(), fields: z.array(z.object({ field: z.string(), type: z.string() }).strict()) }).strict()),
+  })
+  .strict()
+  .openapi('WorkflowFields');
+
+/** One step an execution went through. */
+export const executionStepResponse = z
+  .object({
+    sequence: z.number().int(),
+    stepId: id,
+    type: z.string().describe('The step’s kind (TRIGGER, SEND_EMAIL, …)'),
+    status: z.enum(['RUNNING', 'WAITING', 'COMPLETED', 'FAILED', 'SKIPPED', 'CANCELLED']),
+    startedAt: timestamp,
+    completedAt: nullableTimestamp,
+    output: z.unknown().describe('What the step produced (a CONDITION’s branch, a WEBHOOK’s status, …)'),
+    error: z.string().nullable(),
+  })
+  .strict();
+
+const executionFields = {
+  id,
+  workflowId: id,
+  contactId: id,
+  status: z.enum(EXECUTION_STATUSES),
+  currentStepId: id.nullable(),
+  context: freeFormObject.describe('The data the steps see as the trigger event’s'),
+  exitReason: z.string().nullable(),
+  error: z.string().nullable(),
+  triggerEventId: id.nullable(),
+  waitingForEvent: z.string().nullable(),
+  waitUntil: nullableTimestamp,
+  startedAt: timestamp,
+  completedAt: nullableTimestamp,
+  updatedAt: timestamp,
+};
+
+/** An execution as lists show it, without its step history. */
+export const executionSummaryResponse = z.object(executionFields).strict().openapi('WorkflowExecutionSummary');
+
+/** An execution with its step history, oldest step first. */
+export const executionResponse = z
+  .object({ ...executionFields, steps: z.array(executionStepResponse) })
+  .strict()
+  .openapi('WorkflowExecution');
+
+export const executionListResponse = offsetPage(executionSummaryResponse);
+
+export const cancelAllExecutionsResponse = z.object({ cancelled: z.number().int().describe('Executions cancelled') }).strict();

@@ -20,19 +20,22 @@ export {
 } from '../../db/automations/automationSteps';
 import type { GraphStep, GraphTransition, StepOutcome, StepType } from '../../db/automations/automationSteps';
 
-export type GraphProblemKind =
-  | 'missing_trigger'
-  | 'empty_workflow'
-  | 'condition_branch_missing'
-  | 'wait_timeout_edge_missing'
-  | 'wait_timeout_edge_without_timeout'
-  | 'label_mismatch'
-  | 'too_many_exits'
-  | 'exit_has_next_step'
-  | 'edge_into_trigger'
-  | 'unreachable_step'
-  | 'cycle_without_pause'
-  | 'template_missing';
+/** Why a graph cannot run, as GET /workflows/:id's `problems` name it. */
+export const GRAPH_PROBLEM_KINDS = [
+  'missing_trigger',
+  'empty_workflow',
+  'condition_branch_missing',
+  'wait_timeout_edge_missing',
+  'wait_timeout_edge_without_timeout',
+  'label_mismatch',
+  'too_many_exits',
+  'exit_has_next_step',
+  'edge_into_trigger',
+  'unreachable_step',
+  'cycle_without_pause',
+  'template_missing',
+] as const;
+export type GraphProblemKind = (typeof GRAPH_PROBLEM_KINDS)[number];
 
 export interface GraphProblem {
   kind: GraphProblemKind;
