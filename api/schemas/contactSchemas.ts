@@ -136,6 +136,9 @@ export const contactFieldDeleteResponse = z.object({ field: z.string(), deletedF
 /** POST /contacts/import: the file as a multipart form field. */
 export const contactImportBody = z.object({ file: uploadedFile });
 
+/** `timestamp.nullable()` alone is described as a non-null string (the generator keeps the timestamp's own `type`). */
+const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
 const jobStatus = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 
 /** The 202 of an import or a bulk job. */
@@ -158,8 +161,8 @@ export const jobResponse = z
     /** Why a FAILED job stopped. */
     error: z.string().optional(),
     createdAt: timestamp,
-    startedAt: timestamp.nullable(),
-    completedAt: timestamp.nullable(),
+    startedAt: nullableTimestamp,
+    completedAt: nullableTimestamp,
   })
   .strict()
   .openapi('Job');
