@@ -11,6 +11,9 @@ export const timestamp = z
   .custom<Date | string>((value) => value instanceof Date || typeof value === 'string', { message: 'Expected a timestamp' })
   .openapi({ type: 'string', format: 'date-time' });
 
+/** A moment that may not have happened yet. (`timestamp.nullable()` would be described as a plain string: the generator keeps the override's type.) */
+export const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
+
 /** A uuid the API made. */
 export const id = z.string().openapi({ format: 'uuid' });
 

@@ -35,6 +35,9 @@ export class ResponseChecker {
 
   constructor(document: ApiDocument) {
     addFormats(this.ajv);
+    // RFC 3339 as the API writes it (Date#toISOString): ajv-formats also takes "2026-11-27 16:44:40.228+00",
+    // PostgreSQL's text form, which is exactly the mistake to catch.
+    this.ajv.addFormat('date-time', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/);
     this.ajv.addSchema(document, 'openapi');
     for (const [template, item] of Object.entries(document.paths)) {
       const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
