@@ -54,7 +54,7 @@ export interface RouteDoc {
 }
 
 export interface DescribedRoute {
-  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
   /** The router's path, `:name` parameters as koa writes them. */
   path: string;
   doc: RouteDoc & { tag: string; access: RouteAccess };
@@ -83,5 +83,13 @@ export function describedRoutes(router: Router<AppState>, defaults: { tag: strin
       routes.push({ method, path, doc: { ...doc, tag: doc.tag ?? defaults.tag, access: doc.access ?? defaults.access } });
       router[method](path, ...middleware);
     };
-  return { get: register('get'), post: register('post'), put: register('put'), patch: register('patch'), delete: register('delete') };
+  return {
+    get: register('get'),
+    post: register('post'),
+    put: register('put'),
+    patch: register('patch'),
+    delete: register('delete'),
+    // A CORS preflight the route answers itself (POST /v1/track from browsers).
+    options: register('options'),
+  };
 }

@@ -26,7 +26,7 @@ interface ApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
 }
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options'];
 
 export class ResponseChecker {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
