@@ -1,5 +1,5 @@
 import { z } from './zod';
-import { id, timestamp } from './responseFields';
+import { id, nullableTimestamp, timestamp } from './responseFields';
 import { badRequest } from '../../lib/errors';
 import type { TimeRange } from '../../db/analytics/analyticsRepository';
 import { CAMPAIGN_STATUSES } from '../../db/campaigns/campaignRepository';
@@ -106,7 +106,7 @@ export const topCampaignsResponse = z
           subject: z.string(),
           status: z.enum(CAMPAIGN_STATUSES),
           startedAt: timestamp.describe('When its sending started'),
-          sentAt: timestamp.nullable().openapi({ type: ['string', 'null'] }),
+          sentAt: nullableTimestamp,
           totalRecipients: z.number().int(),
           ...emailMetricFields,
           ...emailRateFields,

@@ -1,7 +1,7 @@
 import { z } from './zod';
 import { emailAddress } from './commonFields';
 import { offsetListQuery, offsetPage, offsetPageFields, singleLine } from './messageContentFields';
-import { freeFormObject, id, timestamp } from './responseFields';
+import { freeFormObject, id, nullableTimestamp, timestamp } from './responseFields';
 import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from '../../services/contacts/contactDataRules';
 import { enumOf, finiteNumber, optional, text, uuid } from '../../lib/zodFields';
@@ -164,9 +164,6 @@ export const executionListQuery = z.object({
 
 // ---------------------------------------------------------------------------------------------
 // Responses (api/presenters/automationPresenter.ts and executionPresenter.ts are typed by these)
-
-/** `timestamp.nullable()` keeps the timestamp's `type: string` in the description; this one says null too. */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 /** Each kind's stored config: the output of its schema in services/automation/stepConfigs.ts, which its input shape describes. */
 const STEP_CONFIG_NAMES: Record<AddableStepType, string> = {
