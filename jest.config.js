@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // jest's node environment, which also stops service processes a test file left running.
+  testEnvironment: '<rootDir>/test/support/testEnvironment.cjs',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {

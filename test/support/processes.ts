@@ -18,6 +18,16 @@ export interface ChildService {
 }
 
 /**
+ * The service processes this test file started and that have not exited yet: the test environment
+ * (test/support/testEnvironment.cjs) kills what is left when the file ends.
+ */
+function liveChildren(): Set<ChildProcess> {
+  const holder = globalThis as { __mailroomChildProcesses?: Set<ChildProcess> };
+  holder.__mailroomChildProcesses ??= new Set();
+  return holder.__mailroomChildProcesses;
+}
+
+/**
  * Runs `api/main.ts` or `worker/main.ts` as a real child process, as `npm start` does: from the
  * sources through tsx, or (`from: 'dist'`, the benchmarks) the compiled JavaScript `npm start` runs.
  */
@@ -32,6 +42,8 @@ export function spawnService(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  liveChildren().add(child);
+  child.once('exit', () => liveChildren().delete(child));
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];
   const stderr: string[] = [];
