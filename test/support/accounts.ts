@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { cookieFrom, type HttpClient } from './http';
+import type { HttpClient } from './http';
 
 export interface TestAccount {
   email: string;
@@ -15,17 +15,25 @@ export interface TestProject {
   secretKey: string;
 }
 
+// Through the typed client (client/): a change of these answers' shape breaks the tests' build.
+
 export async function signUp(http: HttpClient, email = `user-${crypto.randomBytes(4).toString('hex')}@example.com`): Promise<TestAccount> {
   const password = 'correct horse battery';
-  const res = await http.post('/auth/signup', { email, password });
-  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return { email, password, userId: res.body.user.id, cookie: cookieFrom(res) };
+  const { data, response } = await http.typed().POST('/auth/signup', { body: { email, password } });
+  if (response.status !== 201 || !data) throw new Error(`signup failed: ${response.status} ${await response.clone().text()}`);
+  return { email, password, userId: data.user.id, cookie: sessionCookieOf(response) };
 }
 
 export async function createProject(http: HttpClient, account: TestAccount, name = 'Test project'): Promise<TestProject> {
-  const res = await http.post('/users/@me/projects', { name }, { cookie: account.cookie });
-  if (res.status !== 201) throw new Error(`project creation failed: ${res.status} ${res.text}`);
-  return { id: res.body.id, name: res.body.name, publicKey: res.body.publicKey, secretKey: res.body.secretKey };
+  const { data, response } = await http.typed({ cookie: account.cookie }).POST('/users/@me/projects', { body: { name } });
+  if (response.status !== 201 || !data) throw new Error(`project creation failed: ${response.status} ${await response.clone().text()}`);
+  return { id: data.id, name: data.name, publicKey: data.publicKey, secretKey: data.secretKey };
+}
+
+function sessionCookieOf(response: Response): string {
+  const found = response.headers.getSetCookie().find((c) => c.startsWith('mailroom_session='));
+  if (!found) throw new Error(`no mailroom_session cookie in the answer (status ${response.status})`);
+  return found.split(';')[0];
 }
 
 /** A new account with one project: the usual starting point of an API test. */

@@ -1,4 +1,6 @@
+import type { Middleware } from 'openapi-fetch';
 import { responseCheckerFor } from './apiDescriptionCheck';
+import { createMailroomClient, type MailroomClient } from '../../client/mailroomClient';
 
 export interface HttpResponse<T = any> {
   status: number;
@@ -46,6 +48,27 @@ export class HttpClient {
       if (problem) throw new Error(`The response does not match the API description (GET /openapi.json): ${problem}`);
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  /**
+   * The typed client (client/, generated from the API description) against this API, its
+   * responses checked against the served description like every other request here.
+   */
+  typed(auth: { key?: string; cookie?: string; projectId?: string } = {}): MailroomClient {
+    const checkResponses: Middleware = {
+      onResponse: async ({ request, response }) => {
+        if (this.options.checkResponses === false) return undefined;
+        const text = await response.clone().text();
+        let parsed: unknown = text;
+        if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+        const checker = await responseCheckerFor(this.baseUrl);
+        const url = new URL(request.url);
+        const problem = checker?.problem(request.method, url.pathname + url.search, response.status, response.headers.get('content-type'), parsed, text);
+        if (problem) throw new Error(`The response does not match the API description (GET /openapi.json): ${problem}`);
+        return undefined;
+      },
+    };
+    return createMailroomClient({ baseUrl: this.baseUrl, ...auth, middleware: [checkResponses] });
   }
 
   get<T = any>(path: string, options?: RequestOptions) {
