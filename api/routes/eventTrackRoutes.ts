@@ -85,7 +85,25 @@ export function trackRoutes(deps: ApiDeps) {
     },
   };
 
-  router.options('/v1/track', publicCors);
+  route.options(
+    '/v1/track',
+    {
+      summary: 'CORS preflight of POST /v1/track',
+      description: 'Browsers ask before calling POST /v1/track from another origin; any origin may, with the headers the call needs.',
+      access: 'none',
+      responses: {
+        204: {
+          description: 'Allowed',
+          headers: {
+            'Access-Control-Allow-Origin': { description: '`*`' },
+            'Access-Control-Allow-Headers': { description: 'Authorization, Content-Type, Idempotency-Key, X-Request-ID' },
+            'Access-Control-Allow-Methods': { description: 'POST, OPTIONS' },
+          },
+        },
+      },
+    },
+    publicCors,
+  );
   route.post(
     '/v1/track',
     { ...doc, description: `Called from browsers with the public key (it answers CORS preflights). ${doc.description}` },

@@ -128,7 +128,14 @@ export function uploadRoutes(deps: ApiDeps) {
         'It never changes: it may be cached for a year, and `If-None-Match` with its ETag answers 304.',
       access: 'none',
       responses: {
-        200: { description: 'The image (`Cache-Control: public, max-age=31536000, immutable`; its ETag is the upload’s id)', contentType: 'image/*' },
+        200: {
+          description: 'The image',
+          contentType: 'image/*',
+          headers: {
+            ETag: { description: 'The upload’s id, quoted' },
+            'Cache-Control': { description: '`public, max-age=31536000, immutable`' },
+          },
+        },
         304: { description: 'Not modified: the `If-None-Match` ETag is the image’s' },
       },
     },
