@@ -26,6 +26,14 @@ interface ApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
 }
 
+/** A response that does not fit the API description: a failure to report at once, never to retry (test/support/eventually.ts). */
+export class ApiDescriptionMismatch extends Error {
+  constructor(problem: string) {
+    super(`The response does not match the API description (GET /openapi.json): ${problem}`);
+    this.name = 'ApiDescriptionMismatch';
+  }
+}
+
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options'];
 
 export class ResponseChecker {

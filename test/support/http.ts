@@ -1,5 +1,5 @@
 import type { Middleware } from 'openapi-fetch';
-import { responseCheckerFor } from './apiDescriptionCheck';
+import { ApiDescriptionMismatch, responseCheckerFor } from './apiDescriptionCheck';
 import { createMailroomClient, type MailroomClient } from '../../client/mailroomClient';
 
 export interface HttpResponse<T = any> {
@@ -45,7 +45,7 @@ export class HttpClient {
     if (this.options.checkResponses !== false) {
       const checker = await responseCheckerFor(this.baseUrl);
       const problem = checker?.problem(method, path, res.status, res.headers.get('content-type'), parsed, text);
-      if (problem) throw new Error(`The response does not match the API description (GET /openapi.json): ${problem}`);
+      if (problem) throw new ApiDescriptionMismatch(problem);
     }
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
@@ -64,7 +64,7 @@ export class HttpClient {
         const checker = await responseCheckerFor(this.baseUrl);
         const url = new URL(request.url);
         const problem = checker?.problem(request.method, url.pathname + url.search, response.status, response.headers.get('content-type'), parsed, text);
-        if (problem) throw new Error(`The response does not match the API description (GET /openapi.json): ${problem}`);
+        if (problem) throw new ApiDescriptionMismatch(problem);
         return undefined;
       },
     };
