@@ -1,6 +1,6 @@
 import { z } from './zod';
 import { MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery, offsetPage } from './messageContentFields';
-import { id, timestamp } from './responseFields';
+import { id, nullableTimestamp, timestamp } from './responseFields';
 import { nullableConditionTree } from './segmentSchemas';
 import { enumOf, text } from '../../lib/zodFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
@@ -88,12 +88,6 @@ export const testCampaignBody = z.object({
 });
 
 // Responses.
-
-/**
- * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
- * timestamp's own type over the null), so the null is named here.
- */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 /** Why a campaign stopped before its last recipient. */
 const campaignStopReason = z.discriminatedUnion('code', [

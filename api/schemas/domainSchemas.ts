@@ -1,5 +1,5 @@
 import { z } from './zod';
-import { id, timestamp } from './responseFields';
+import { id, nullableTimestamp, timestamp } from './responseFields';
 import { OUTBOX_SENDER_DOMAIN, isOutboxSenderDomainName, parseDomainName } from '../../lib/domainName';
 
 export const createDomainBody = z.object({
@@ -24,12 +24,6 @@ export const createDomainBody = z.object({
 });
 
 // Responses.
-
-/**
- * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
- * timestamp's own type over the null), so the null is named here.
- */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 /** A DNS record the domain's owner is asked to add, with what the last check found. */
 const dnsRecord = z

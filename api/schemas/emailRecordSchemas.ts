@@ -1,5 +1,5 @@
 import { z } from './zod';
-import { cursorPage, id, timestamp } from './responseFields';
+import { cursorPage, id, nullableTimestamp, timestamp } from './responseFields';
 import { uuidPattern } from '../http/validation';
 import { limitParam } from './analyticsSchemas';
 import { enumOf } from '../../lib/zodFields';
@@ -37,12 +37,6 @@ export const emailListQuery = z.object({
 export const emailCursor = z.object({ t: microsecondInstant, id: z.string().regex(uuidPattern) });
 
 // Responses.
-
-/**
- * `timestamp.nullable()` alone is described as a non-null string (the generator keeps the
- * timestamp's own type over the null), so the null is named here.
- */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 const emailShape = {
   id,
