@@ -2,7 +2,7 @@
 /**
  * ESLint for every .ts file (type-checked through tsconfig.json) and the plain .cjs/.js/.mjs
  * scripts. `npm run lint` runs it with Prettier's check; `npm test` runs that before jest.
- * The rule choices and their reasons are in the README (Development: Linting and formatting).
+ * The rule choices and their reasons are in docs/development.md ("Linting and formatting").
  */
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';

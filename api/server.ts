@@ -69,7 +69,7 @@ export async function startApiServer(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
     // One round in flight: sends arriving meanwhile form the next round, so under load rounds
     // grow and each carries more mail per delivery workflow; more rounds in flight split the same
-    // sends into more, smaller workflows and accept no more per second (measured: README, bench:send).
+    // sends into more, smaller workflows and accept no more per second (measured: docs/benchmarks.md, `bench:send`).
     { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
   );
   const objectStore = createObjectStore(config);

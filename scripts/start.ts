@@ -81,7 +81,8 @@ function childGraceMs(name: string): number {
  * running, but without a cap V8 lets garbage grow into slack, and the worker's peak resident
  * memory with it, while the cap costs imports little speed. The young generation is kept small too
  * (2 MB semi-spaces): a campaign then peaks lower in resident memory at the same rate within the
- * runs' spread. The figures: README, "Running under systemd or Kubernetes" and Benchmarks.
+ * runs' spread. The figures: docs/guides/deployment.md, "systemd or Kubernetes", and
+ * docs/benchmarks.md, `bench:imports-concurrent`.
  * docker-compose.yml and the benchmarks start the worker with the same flags.
  */
 const WORKER_NODE_ARGS = ['--max-old-space-size=384', '--max-semi-space-size=2'];

@@ -1,8 +1,10 @@
 /**
  * Custom search attributes every Mailroom workflow may carry (contract section 14), so an
  * operator can find a project's, contact's or campaign's runs in the Temporal UI.
- * The dev server registers them at start; a self-hosted cluster needs them created once
- * (`temporal operator search-attribute create`, see README).
+ * The dev server registers them at start; on another cluster the API and the worker add the
+ * missing ones, and where the server refuses (Temporal Cloud) they are created once by hand
+ * (`temporal operator search-attribute create`, see docs/guides/temporal-cluster.md, "What Mailroom
+ * registers itself").
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 

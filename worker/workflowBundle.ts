@@ -35,8 +35,9 @@ export function removeAbandonedWorkflowBundles(olderThanMs: number, dir = os.tmp
  * The workflow code the worker runs: the file MAILROOM_WORKFLOW_BUNDLE names (built ahead, e.g.
  * in an image, or once for a whole test run), else a bundle built now by a child process.
  * Bundling in the worker itself leaves webpack's code and sources in its heap for good, so the
- * worker would start with markedly more resident memory (the figures: README, Configuration,
- * MAILROOM_WORKFLOW_BUNDLE). `dispose` removes a bundle made here once the workers have read it.
+ * worker would start with markedly more resident memory (the figures: docs/configuration.md,
+ * "Processes, shutdown and performance", MAILROOM_WORKFLOW_BUNDLE). `dispose` removes a bundle
+ * made here once the workers have read it.
  */
 export async function workflowBundleFile(): Promise<{ codePath: string; dispose(): void }> {
   const given = process.env.MAILROOM_WORKFLOW_BUNDLE;

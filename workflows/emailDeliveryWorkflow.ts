@@ -40,10 +40,10 @@ export interface EmailDeliverySummary {
 /**
  * Delivers recorded emails: `send-<emailId>` for one email, `deliver-<first emailId>` for a batch,
  * `send-<first emailId>` for an automation execution's retries (temporal/deliveryWorkflowIds.ts;
- * contract section 14; the README says which shape runs and why). An attempt sends every email
- * still to send; those that failed temporarily (SMTP 4xx, the relay unreachable) wait out the
- * next delay and go again, until the delays are spent and they are marked FAILED. A permanent
- * refusal (5xx) is final at once.
+ * contract section 14; which shape runs and why: docs/decisions.md, "Sending", "Delivery workflows
+ * carry batches"). An attempt sends every email still to send; those that failed temporarily
+ * (SMTP 4xx, the relay unreachable) wait out the next delay and go again, until the delays are
+ * spent and they are marked FAILED. A permanent refusal (5xx) is final at once.
  */
 export async function emailDeliveryWorkflow(input: EmailDeliveryInput): Promise<EmailDeliverySummary> {
   const { deliverEmails, failUndeliveredEmails } = patched(LOCAL_DELIVERY_PATCH) ? localDelivery : taskQueueDelivery;

@@ -22,7 +22,7 @@ const RANGE = `The range is [start, end), by default the last 30 days, at most $
 
 /**
  * GET /analytics/* (secret key), contract section 15: every number comes from the rollups the
- * AnalyticsRollups migration keeps (README, "Activity and analytics").
+ * AnalyticsRollups migration keeps (docs/features.md, "Activity and analytics").
  */
 export function analyticsRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();

@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * Filters the existing indexes already serve are left alone: no filter and dense statuses
  * (project_id, created_at, id), contactId (contact_id, created_at); so is source, since no source
  * is rare enough in practice to be worth an index every email pays for. The EXPLAIN ANALYZE figures
- * before and after are in the README ("Indexes for `GET /emails`' filters").
+ * before and after are in docs/decisions.md ("Email records", "Indexes for `GET /emails`' filters").
  *
  * Each is shaped to cost a campaign's sending little, since every index takes an entry for each
  * row version (the claim and the outcome update write new versions: status is in index predicates):

@@ -24,7 +24,10 @@ import { signWebhookBody, webhookSignatureHeader } from './webhookSignature';
 export const webhookMethods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type WebhookMethod = (typeof webhookMethods)[number];
 
-/** Bounds of one request (see the README's WEBHOOK section). */
+/**
+ * Bounds of one request (see docs/guides/security-and-operations.md, "Outgoing webhooks: which
+ * addresses a WEBHOOK step may call").
+ */
 export const webhookLimits = {
   maxRequestBodyBytes: 1024 * 1024,
   maxResponseBodyBytes: 64 * 1024,

@@ -7,8 +7,8 @@ import type { Logger } from '../../lib/logger';
  * bytes), over nodemailer's SMTPConnection (PIPELINING, STARTTLS, AUTH, timeouts as nodemailer
  * does them). nodemailer's own pooled transport composes every message as a stream and pipes it
  * through a stream pipeline even when given raw bytes, which costs considerably more CPU per
- * message than handing the same bytes to a connection directly (the figures: README, "How a
- * message is made and handed over").
+ * message than handing the same bytes to a connection directly (the figures: docs/architecture/
+ * sending-path.md, "How a message is made and handed over", step 4).
  *
  * Each connection carries one message at a time; at most `maxConnections` are open, and a send
  * waits for a free one. A connection is replaced after `maxMessages` messages, after any error

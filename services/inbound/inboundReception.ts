@@ -25,9 +25,9 @@ const MAX_ROUND = 400;
 /**
  * How long a project's processing workflow gathers stored messages before it starts (unless it
  * fills up first). Rounds are small when mail arrives at a steady rate (one or two messages
- * each), and a workflow per round would ask Temporal for more starts than it manages (README,
- * bench:inbound): each workflow takes a quarter of a second's messages instead, and that quarter
- * of a second is all the wait a message adds before processing.
+ * each), and a workflow per round would ask Temporal for more starts than it manages
+ * (docs/benchmarks.md, `bench:inbound`): each workflow takes a quarter of a second's messages
+ * instead, and that quarter of a second is all the wait a message adds before processing.
  */
 const GATHER_MS = 250;
 

@@ -28,7 +28,8 @@ function truncateUtf8(text: string, maxBytes: number): string {
  * tries some fifty patterns on it, so its cost grows with each line's length: a paragraph written
  * as one line (common in mail written without wrapping) made it, with the garbage its reversals
  * leave, the largest share of the worker's CPU in processing received mail, and anyone can send
- * a line as long as the text part allows (the measurement: README, bench:inbound).
+ * a line as long as the text part allows (the measurement: docs/decisions.md, "Mail in", `replyText`
+ * of very long lines; its effect on processing: docs/benchmarks.md, `bench:inbound`).
  */
 const PARSED_LINE_MAX_CHARS = 1000;
 /** A stand-in is private-use characters around the line's index: no pattern of the parser matches it. */

@@ -29,8 +29,8 @@ interface DeliveryBatch {
  * are recorded together: one INSERT for all of them, then one delivery workflow per batch of up
  * to DELIVERY_BATCH_MAX (at most MAX_EMAILS_PER_DELIVERY) emails of a project. Every workflow start
  * is a round of history writes on the Temporal server, so under load one workflow per email
- * cannot keep up with the sends (the figures: README, Benchmarks), while batches form only under
- * load: a lone send still gets its own `send-<emailId>`.
+ * cannot keep up with the sends (the figures: docs/benchmarks.md, `bench:send`), while batches
+ * form only under load: a lone send still gets its own `send-<emailId>`.
  *
  * A send is answered once its rows are committed and every workflow carrying them has started.
  * When a start fails, each send with emails in that batch is settled all or nothing: withdrawn

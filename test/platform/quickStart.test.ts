@@ -149,7 +149,8 @@ describe('the README quick start, walked on embedded defaults (mail to the local
     });
 
     // The outbox holds it as it would have left: From, To and subject; Message-ID on the sender's
-    // domain; no DKIM-Signature, as the built-in domain has no key (README, Decisions).
+    // domain; no DKIM-Signature, as the built-in domain has no key (docs/decisions.md, "The local
+    // outbox sender domain").
     const outbox = JSON.parse(answers.get(steps.outboxList)!);
     expect(outbox.data).toHaveLength(1);
     expect(outbox.data[0]).toMatchObject({ from: sent.from, to: [sent.to], subject: sent.subject });
