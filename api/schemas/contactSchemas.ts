@@ -3,7 +3,7 @@ import { pageLimit } from './paging';
 import { contactData } from '../../services/contacts/contactDataRules';
 import { emailAddress } from './commonFields';
 import { isReservedEventName } from '../../db/events/systemEventNames';
-import { acceptedJob, cursorPage, freeFormObject, id, timestamp, uploadedFile } from './responseFields';
+import { acceptedJob, cursorPage, freeFormObject, id, nullableTimestamp, timestamp, uploadedFile } from './responseFields';
 
 /** `data` as sent on contact writes, track and send: the one schema of the contact data rules. */
 export { contactData };
@@ -136,8 +136,6 @@ export const contactFieldDeleteResponse = z.object({ field: z.string(), deletedF
 /** POST /contacts/import: the file as a multipart form field. */
 export const contactImportBody = z.object({ file: uploadedFile });
 
-/** `timestamp.nullable()` alone is described as a non-null string (the generator keeps the timestamp's own `type`). */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 const jobStatus = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 

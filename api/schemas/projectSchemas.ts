@@ -1,13 +1,12 @@
 import { z } from './zod';
 import { emailAddress, singleLineString } from './commonFields';
-import { timestamp, id } from './responseFields';
+import { id, nullableTimestamp, timestamp } from './responseFields';
 import { memberRoles } from '../../db/entities/projectMember';
 
 /**
  * `timestamp.nullable()` alone is described as a non-null string: the generator keeps the
  * timestamp's own `type` and drops the null, so the type is written out here.
  */
-const nullableTimestamp = timestamp.nullable().openapi({ type: ['string', 'null'] });
 
 export const memberRole = z.enum(memberRoles).openapi('MemberRole');
 
