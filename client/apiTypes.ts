@@ -1896,7 +1896,11 @@ export interface paths {
          */
         post: operations["postV1Track"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight of POST /v1/track
+         * @description Browsers ask before calling POST /v1/track from another origin; any origin may, with the headers the call needs.
+         */
+        options: operations["optionsV1Track"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -2608,7 +2612,7 @@ export interface components {
         };
         Job: {
             /** Format: date-time */
-            completedAt: string;
+            completedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             error?: string;
@@ -2624,7 +2628,7 @@ export interface components {
             processed: number;
             progress: number;
             /** Format: date-time */
-            startedAt: string;
+            startedAt: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED";
             succeeded: number;
@@ -3761,7 +3765,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The session cookie, `mailroom_session` */
-                    "Set-Cookie"?: unknown;
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3812,6 +3816,8 @@ export interface operations {
             /** @description Signed out */
             200: {
                 headers: {
+                    /** @description Clears the session cookie, `mailroom_session` */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4064,7 +4070,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description The session cookie, `mailroom_session` */
-                    "Set-Cookie"?: unknown;
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7759,7 +7765,7 @@ export interface operations {
             302: {
                 headers: {
                     /** @description The signed target URL */
-                    Location?: unknown;
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8296,9 +8302,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The image (`Cache-Control: public, max-age=31536000, immutable`; its ETag is the upload’s id) */
+            /** @description The image */
             200: {
                 headers: {
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description The upload’s id, quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9070,6 +9080,48 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["TrackResult"];
                 };
+            };
+        };
+    };
+    optionsV1Track: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Allowed */
+            204: {
+                headers: {
+                    /** @description Authorization, Content-Type, Idempotency-Key, X-Request-ID */
+                    "Access-Control-Allow-Headers"?: string;
+                    /** @description POST, OPTIONS */
+                    "Access-Control-Allow-Methods"?: string;
+                    /** @description `*` */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
