@@ -35,7 +35,7 @@ function ensureChromium() {
       `The browser tests need Chromium at ${DEBIAN_CHROMIUM} (Debian: apt-get install -y chromium, as root), or CHROMIUM_PATH naming a Chromium binary.`,
     );
   }
-  process.stderr.write('[mailroom] Installing Debian\'s chromium package for the browser tests (a minute or two)...\n');
+  process.stderr.write("[mailroom] Installing Debian's chromium package for the browser tests (a minute or two)...\n");
   // The package lists of a fresh machine may be missing or stale: update first.
   if (!run('apt-get', ['update', '-q']) || !run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'])) {
     throw new Error('apt-get could not install chromium; install it by hand, or set CHROMIUM_PATH.');

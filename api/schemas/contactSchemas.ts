@@ -136,7 +136,6 @@ export const contactFieldDeleteResponse = z.object({ field: z.string(), deletedF
 /** POST /contacts/import: the file as a multipart form field. */
 export const contactImportBody = z.object({ file: uploadedFile });
 
-
 const jobStatus = z.enum(['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED']);
 
 /** The 202 of an import or a bulk job. */
