@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * ESLint for every .ts file (type-checked through tsconfig.json) and the plain .cjs/.js/.mjs
- * scripts. `npm run lint` runs it with Prettier's check; `npm test` runs that before jest.
+ * ESLint for every .ts file (type-checked through tsconfig.json; the dashboard's .ts and .tsx
+ * through web/tsconfig.json) and the plain .cjs/.js/.mjs scripts. `npm run lint` runs it with Prettier's check; `npm test` runs that before jest.
  * The rule choices and their reasons are in docs/development.md ("Linting and formatting").
  */
 import js from '@eslint/js';
@@ -10,6 +10,8 @@ import jest from 'eslint-plugin-jest';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import boundaries from 'eslint-plugin-boundaries';
+import reactHooks from 'eslint-plugin-react-hooks';
+import { builtinModules } from 'node:module';
 
 /**
  * Which folders each folder may import from (besides itself and packages). Read top to bottom:
@@ -19,6 +21,8 @@ const LAYERS = {
   scripts: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'client'],
   test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts', 'client'],
   bench: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'scripts', 'client'],
+  // The dashboard (a browser app, built by Vite): it talks to the API only through the typed client.
+  web: ['client'],
   // The typed client (generated from the API description) stands alone: the dashboard and users import it.
   client: [],
   launcher: ['db', 'temporal', 'lib'],
@@ -42,9 +46,10 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
   },
 
-  // TypeScript: the type-checked recommended rules, with the type information of tsconfig.json.
+  // TypeScript: the type-checked recommended rules, with the type information of tsconfig.json
+  // (web/tsconfig.json for the dashboard: the project service takes each file's nearest one).
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
@@ -86,9 +91,9 @@ export default tseslint.config(
 
   // No `any` flows unchecked through the server code: what the database returns is typed at the
   // db/ boundary (db/sql/rows.ts), zod-parsed values are typed, and other outside JSON is `unknown`
-  // until narrowed.
+  // until narrowed. The dashboard's answers are typed by the client generated from the API description.
   {
-    files: ['{services,activities,workflows}/**/*.ts'],
+    files: ['{services,activities,workflows}/**/*.ts', 'web/**/*.{ts,tsx}'],
     rules: {
       '@typescript-eslint/no-unsafe-argument': 'error',
       '@typescript-eslint/no-unsafe-assignment': 'error',
@@ -104,15 +109,31 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
 
+  // The dashboard runs in a browser: no Node modules (a bundle would carry a shim or fail), nothing on
+  // the console; React's rules of hooks (and the React Compiler's checks of what a component may do).
+  {
+    files: ['web/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.flat.recommended.rules,
+      'react-hooks/exhaustive-deps': 'error',
+      'no-console': 'error',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', ...builtinModules], message: 'The dashboard runs in a browser: no Node modules.' }] },
+      ],
+    },
+  },
+
   // The layers (ARCHITECTURE.md): routes and activities call services; services call db/, mail/
   // and temporal/; lib/ is below everything; nothing imports up (import cycles: `madge` in npm run lint). Workflow code is bundled for
   // Temporal's deterministic sandbox: it imports values only from workflows/ and temporal/ (and
   // packages), and from the rest of the code types only (an activity's signature, say).
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { boundaries },
     settings: {
-      'import/resolver': { node: { extensions: ['.ts', '.js'] } },
+      'import/resolver': { node: { extensions: ['.ts', '.tsx', '.js'] } },
       'boundaries/elements': Object.keys(LAYERS).map((dir) => ({ type: dir, pattern: `${dir}/**`, partialMatch: false })),
     },
     rules: {
