@@ -15,7 +15,7 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --no-audit --no-fund
 
-# ---- build: compile the sources into dist/ (type errors fail the image build) ----
+# ---- build: compile the sources into dist/ and the dashboard into dist/web/ (type errors fail the image build) ----
 FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
 COPY api ./api
@@ -29,7 +29,9 @@ COPY launcher ./launcher
 COPY lib ./lib
 COPY mail ./mail
 COPY scripts ./scripts
-RUN node scripts/build.cjs
+COPY client ./client
+COPY web ./web
+RUN node scripts/build.cjs && node scripts/build-web.cjs
 
 # ---- prod-deps: drop dev-only packages ----
 # A stage of its own, so a source edit rebuilds dist/ without pruning again. Prune removes

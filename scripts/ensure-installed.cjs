@@ -6,7 +6,9 @@
  * than package-lock.json, then makes sure the Temporal CLI binary exists (building it once) and,
  * for the tests, Chromium (scripts/ensure-chromium.cjs).
  * Both say what they are doing at least every 10 s. With `--build` (prestart: `npm start` runs
- * the compiled JavaScript) it then compiles dist/ when it is missing or stale (scripts/build.cjs).
+ * the compiled JavaScript) it then compiles dist/ when it is missing or stale (scripts/build.cjs),
+ * and builds the dashboard into dist/web/ likewise (scripts/build-web.cjs; a failed dashboard build
+ * does not stop the start: the API answers 503 at /app/ until it builds).
  * Plain CommonJS with no dependencies, since it runs before node_modules exists. When everything
  * is in place it only stats files.
  */
@@ -16,6 +18,7 @@ const { spawn } = require('node:child_process');
 const { ensureTemporalBinary } = require('./temporal-binary.cjs');
 const { formatElapsed } = require('./go-install-progress.cjs');
 const { ensureBuilt } = require('./build.cjs');
+const { ensureWebBuilt } = require('./build-web.cjs');
 const { ensureChromium } = require('./ensure-chromium.cjs');
 
 const PROGRESS_INTERVAL_MS = 10_000;
@@ -88,7 +91,14 @@ async function ensureDependencies() {
 async function main() {
   await ensureDependencies();
   ensureTemporalBinary();
-  if (process.argv.includes('--build')) ensureBuilt();
+  if (process.argv.includes('--build')) {
+    ensureBuilt();
+    try {
+      ensureWebBuilt();
+    } catch (err) {
+      process.stderr.write(`[mailroom] ${err.message} The API starts without the dashboard.\n`);
+    }
+  }
   // Only the tests drive a browser; `npm start` needs none.
   else ensureChromium();
 }
