@@ -29,13 +29,16 @@ const securityOf: Record<RouteAccess, RouteConfig['security']> = {
   none: [],
 };
 
-/** `/contacts/:id` → `/contacts/{id}`. */
+/** A koa path's parameters: `:id`, and `*path` (the rest of the path, slashes included). */
+const PATH_PARAMETER = /[:*]([A-Za-z0-9_]+)/g;
+
+/** `/contacts/:id` → `/contacts/{id}`, `/app/*path` → `/app/{path}`. */
 export function openApiPath(koaPath: string): string {
-  return koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return koaPath.replace(PATH_PARAMETER, '{$1}');
 }
 
 function pathParameters(koaPath: string): AnyZodObject | undefined {
-  const names = [...koaPath.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+  const names = [...koaPath.matchAll(PATH_PARAMETER)].map((m) => m[1]);
   if (names.length === 0) return undefined;
   return z.object(Object.fromEntries(names.map((name) => [name, z.string()])));
 }
@@ -101,13 +104,17 @@ function operation(route: DescribedRoute, errorSchema: ZodTypeAny): RouteConfig 
   };
 }
 
-/** `GET /contacts/:id/usage` → `getContactsIdUsage`: stable while the route is, for generated clients. */
+/**
+ * `GET /contacts/:id/usage` → `getContactsIdUsage`: stable while the route is, for generated clients.
+ * A trailing slash is a word of its own (`GET /app/` → `getAppIndex`, beside `GET /app`), `GET /` is `getRoot`.
+ */
 function operationId(route: DescribedRoute): string {
   const words = route.path
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
     .map((w) => w.charAt(0).toUpperCase() + w.slice(1));
-  return route.method + words.join('');
+  const suffix = route.path === '/' ? 'Root' : route.path.endsWith('/') ? 'Index' : '';
+  return route.method + words.join('') + suffix;
 }
 
 /** The OpenAPI 3.1 document of the routes given (contract 19), built once at start. */

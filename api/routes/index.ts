@@ -28,6 +28,7 @@ import { activityRoutes } from './activityRoutes';
 import { analyticsRoutes } from './analyticsRoutes';
 import { emailRecordRoutes } from './emailRecordRoutes';
 import { suppressionRoutes } from './suppressionRoutes';
+import { dashboardRoutes } from './dashboardRoutes';
 
 /**
  * Every router of the API, in the order they are mounted (order matters where two paths overlap).
@@ -65,5 +66,6 @@ export function apiRouters(deps: ApiDeps): Router<AppState>[] {
     contactJobRoutes(deps),
     contactRoutes(deps),
     uploadRoutes(deps),
+    dashboardRoutes(),
   ];
 }

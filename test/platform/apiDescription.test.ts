@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type Router from '@koa/router';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { ResponseChecker } from '../support/apiDescriptionCheck';
+import { openApiPath } from '../../api/openapi/apiDocument';
 import { ERROR_CODES } from '../../lib/errors';
 import type { AppState } from '../../api/state';
 
@@ -35,7 +36,7 @@ function mountedRoutes(): string[] {
     for (const layer of middleware.router?.stack ?? []) {
       for (const method of layer.methods) {
         if (method === 'HEAD') continue;
-        routes.add(`${method} ${String(layer.path).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+        routes.add(`${method} ${openApiPath(String(layer.path))}`);
       }
     }
   }
