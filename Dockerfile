@@ -27,6 +27,7 @@ COPY services ./services
 COPY temporal ./temporal
 COPY launcher ./launcher
 COPY lib ./lib
+COPY shared ./shared
 COPY mail ./mail
 COPY scripts ./scripts
 COPY client ./client

@@ -15,26 +15,29 @@ import { builtinModules } from 'node:module';
 
 /**
  * Which folders each folder may import from (besides itself and packages). Read top to bottom:
- * entry points and adapters first, then services, then what services use, then lib.
+ * entry points and adapters first, then services, then what services use, then lib, then shared.
  */
 const LAYERS = {
-  scripts: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'client'],
-  test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts', 'client'],
-  bench: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'scripts', 'client'],
-  // The dashboard (a browser app, built by Vite): it talks to the API only through the typed client.
-  web: ['client'],
+  scripts: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'client', 'shared'],
+  test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts', 'client', 'shared'],
+  bench: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'scripts', 'client', 'shared'],
+  // The dashboard (a browser app, built by Vite): it talks to the API only through the typed client,
+  // and validates forms with the API's own request schemas (shared/).
+  web: ['client', 'shared'],
   // The typed client (generated from the API description) stands alone: the dashboard and users import it.
   client: [],
-  launcher: ['db', 'temporal', 'lib'],
-  worker: ['activities', 'workflows', 'services', 'db', 'mail', 'temporal', 'lib'],
-  api: ['services', 'db', 'mail', 'temporal', 'lib'],
-  activities: ['services', 'db', 'mail', 'temporal', 'lib'],
+  launcher: ['db', 'temporal', 'lib', 'shared'],
+  worker: ['activities', 'workflows', 'services', 'db', 'mail', 'temporal', 'lib', 'shared'],
+  api: ['services', 'db', 'mail', 'temporal', 'lib', 'shared'],
+  activities: ['services', 'db', 'mail', 'temporal', 'lib', 'shared'],
   workflows: ['temporal'],
-  services: ['db', 'mail', 'temporal', 'lib'],
-  db: ['lib'],
-  mail: ['db', 'lib'],
-  temporal: ['lib'],
-  lib: [],
+  services: ['db', 'mail', 'temporal', 'lib', 'shared'],
+  db: ['lib', 'shared'],
+  mail: ['db', 'lib', 'shared'],
+  temporal: ['lib', 'shared'],
+  lib: ['shared'],
+  // What the browser and the server both use (request schemas, field rules, constants): zod and nothing else.
+  shared: [],
 };
 
 export default tseslint.config(
@@ -109,19 +112,25 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
 
-  // The dashboard runs in a browser: no Node modules (a bundle would carry a shim or fail), nothing on
-  // the console; React's rules of hooks (and the React Compiler's checks of what a component may do).
+  // The dashboard runs in a browser, and shared/ is bundled into it: no Node modules (a bundle would
+  // carry a shim or fail), nothing on the console.
+  {
+    files: ['web/**/*.{ts,tsx}', 'shared/**/*.ts'],
+    rules: {
+      'no-console': 'error',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', ...builtinModules], message: 'The dashboard runs in a browser: no Node modules.' }] },
+      ],
+    },
+  },
+  // React's rules of hooks (and the React Compiler's checks of what a component may do).
   {
     files: ['web/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {
       ...reactHooks.configs.flat.recommended.rules,
       'react-hooks/exhaustive-deps': 'error',
-      'no-console': 'error',
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['node:*', ...builtinModules], message: 'The dashboard runs in a browser: no Node modules.' }] },
-      ],
     },
   },
 

@@ -19,8 +19,7 @@ const hashing = new Semaphore(Math.max(1, Math.min(os.availableParallelism() - 1
 const ARGON2_OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2_OPTIONS.timeCost},p=${ARGON2_OPTIONS.parallelism}$`;
 
-/** Kept from the bcrypt days (bcrypt reads at most 72 bytes): longer passwords are refused, not truncated. */
-export const MAX_PASSWORD_BYTES = 72;
+// Passwords longer than 72 bytes (bcrypt's limit) are refused where they are parsed: shared/accountSchemas.ts.
 
 export function hashPassword(password: string): Promise<string> {
   return hashing.run(() => argon2Hash(password, ARGON2_OPTIONS));

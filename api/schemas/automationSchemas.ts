@@ -4,7 +4,7 @@ import { offsetListQuery, offsetPage, offsetPageFields, singleLine } from './mes
 import { freeFormObject, id, nullableTimestamp, timestamp } from './responseFields';
 import { EXECUTION_STATUSES } from '../../db/automations/executionRepository';
 import { contactData } from '../../services/contacts/contactDataRules';
-import { enumOf, finiteNumber, optional, text, uuid } from '../../lib/zodFields';
+import { enumOf, finiteNumber, optional, text, uuid } from '../../shared/zodFields';
 import { ADDABLE_STEP_TYPES, BRANCHES, GRAPH_PROBLEM_KINDS, WAIT_OUTCOMES, type AddableStepType } from '../../services/automation/automationGraph';
 import { MAX_AUTOMATION_STEPS } from '../../services/automation/automationEditing';
 import { listenedEventName, STEP_CONFIG_LIMITS, STEP_CONFIG_SCHEMAS } from '../../services/automation/stepConfigs';

@@ -2,7 +2,7 @@ import { z } from './zod';
 import { MESSAGE_CONTENT_LIMITS, messageContentFields, offsetListQuery, offsetPage } from './messageContentFields';
 import { id, nullableTimestamp, timestamp } from './responseFields';
 import { nullableConditionTree } from './segmentSchemas';
-import { enumOf, text } from '../../lib/zodFields';
+import { enumOf, text } from '../../shared/zodFields';
 import { AUDIENCE_TYPES, CAMPAIGN_SORTS, CAMPAIGN_STATUSES, CAMPAIGN_TYPES } from '../../db/campaigns/campaignRepository';
 import { conditionTreeSchema } from '../../db/conditions';
 

@@ -2,7 +2,7 @@ import { z } from './zod';
 import { cursorPage, id, nullableTimestamp, timestamp } from './responseFields';
 import { uuidPattern } from '../http/validation';
 import { limitParam } from './analyticsSchemas';
-import { enumOf } from '../../lib/zodFields';
+import { enumOf } from '../../shared/zodFields';
 import { EMAIL_RECORD_SOURCES, EMAIL_RECORD_STATUSES } from '../../db/emails/emailRecordRepository';
 
 /** A page's end to the microsecond, as PostgreSQL keeps created_at (a Date would lose the last three digits). */

@@ -1,7 +1,7 @@
 import { domainToASCII } from 'node:url';
 import type { ZodTypeAny } from 'zod';
 import { withFallback, z } from './zod';
-import { enumOf, optional, text } from '../../lib/zodFields';
+import { enumOf, optional, text } from '../../shared/zodFields';
 
 /**
  * The fields a template and a campaign share (name, description, subject, body, sender), with one

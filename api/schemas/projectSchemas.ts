@@ -3,6 +3,9 @@ import { emailAddress, singleLineString } from './commonFields';
 import { id, nullableTimestamp, timestamp } from './responseFields';
 import { memberRoles } from '../../db/entities/projectMember';
 
+// The create body lives in shared/ (the dashboard's form validates with it too).
+export { projectBody } from '../../shared/projectSchemas';
+
 /**
  * `timestamp.nullable()` alone is described as a non-null string: the generator keeps the
  * timestamp's own `type` and drops the null, so the type is written out here.
@@ -13,8 +16,6 @@ export const memberRole = z.enum(memberRoles).openapi('MemberRole');
 export const addMemberBody = z.object({ email: emailAddress, role: memberRole.default('MEMBER') });
 
 export const updateMemberBody = z.object({ role: memberRole });
-
-export const projectBody = z.object({ name: singleLineString(100) });
 
 /** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
 export const projectPatchBody = z

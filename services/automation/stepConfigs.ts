@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { conditionTreeIssues, OPERATORS, type Operator } from '../../db/conditions/conditionTree';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { webhookMethods } from '../../lib/webhooks/webhookRequest';
-import { emailAddress, enumOf, finiteNumber, optional, text, uuid } from '../../lib/zodFields';
+import { emailAddress, enumOf, finiteNumber, optional, text, uuid } from '../../shared/zodFields';
 import { contactData, RESERVED_DATA_KEYS } from '../contacts/contactDataRules';
 import type { AddableStepType } from './automationGraph';
 import { CONDITION_STEP_FIELD_HELP, parseConditionStepField } from './conditionStepField';

@@ -1,9 +1,9 @@
 import { z, type ZodTypeAny } from 'zod';
 
 /**
- * Field schemas whose messages name the field, shared by the request schemas (api/schemas/) and
- * the step configs (services/automation/stepConfigs.ts), so a field reads the same wherever it is
- * checked.
+ * Field schemas whose messages name the field, shared by the request schemas (api/schemas/), the
+ * step configs (services/automation/stepConfigs.ts) and the dashboard's forms (web/), so a field
+ * reads the same wherever it is checked. Browser-safe like all of shared/: zod only.
  */
 
 export const text = (field: string) => z.string({ required_error: `${field} is required`, invalid_type_error: `${field} must be a string` });
@@ -29,3 +29,11 @@ export const emailAddress = z
   .max(254)
   .email('Invalid email address')
   .transform((s) => s.toLowerCase());
+
+/** Strings that may not carry control characters (names, subjects): CR/LF would break headers and logs. */
+export const singleLineString = (max: number) =>
+  z
+    .string()
+    // Checked before trimming: a value that arrives with CR/LF is refused, not quietly repaired.
+    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), { message: 'Must not contain control characters (such as CR or LF)' })
+    .pipe(z.string().trim().min(1).max(max));
