@@ -19,7 +19,10 @@ const password = z
 
 export const credentials = z.object({ email: emailAddress, password });
 
-export const loginBody = z.object({ email: emailAddress, password: z.string({ required_error: 'Password is required' }).min(1).max(1024) });
+export const loginBody = z.object({
+  email: emailAddress,
+  password: z.string({ required_error: 'Password is required' }).min(1, 'Password is required').max(1024),
+});
 
 export const tokenBody = z.object({ token: z.string({ required_error: 'Token is required' }).min(1).max(200) });
 

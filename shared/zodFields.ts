@@ -36,4 +36,4 @@ export const singleLineString = (max: number) =>
     .string()
     // Checked before trimming: a value that arrives with CR/LF is refused, not quietly repaired.
     .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), { message: 'Must not contain control characters (such as CR or LF)' })
-    .pipe(z.string().trim().min(1).max(max));
+    .pipe(z.string().trim().min(1, 'Must not be empty').max(max, `Must be at most ${max} characters`));

@@ -1,0 +1,51 @@
+import { createBrowserRouter, Outlet } from 'react-router';
+import { LogInPage } from './auth/LogInPage';
+import { SignUpPage } from './auth/SignUpPage';
+import { RequireSession } from './auth/RequireSession';
+import { HomeRedirect } from './projects/HomeRedirect';
+import { NotFoundPage } from './NotFoundPage';
+import { RouteError } from './RouteError';
+import { Loading } from './components/Loading';
+
+/**
+ * The dashboard's pages, under /app/ (the router's basename). The log-in and sign-up pages are in
+ * the first script; every page behind the log-in is its own chunk, loaded when first opened
+ * (`lazy`), so the first load stays small (contract 21: at most 500 KB of JavaScript, gzip) as
+ * pages are added. A project's pages live under /projects/:projectId, so an address names its
+ * project and a reload or a shared link opens the same page.
+ */
+export const router = createBrowserRouter(
+  [
+    {
+      element: <Outlet />,
+      errorElement: <RouteError />,
+      hydrateFallbackElement: (
+        <main className="page-center">
+          <Loading />
+        </main>
+      ),
+      children: [
+        { path: '/login', element: <LogInPage /> },
+        { path: '/signup', element: <SignUpPage /> },
+        {
+          path: '/',
+          element: <RequireSession />,
+          children: [
+            { index: true, element: <HomeRedirect /> },
+            { path: 'projects/new', lazy: async () => ({ Component: (await import('./projects/NewProjectPage')).NewProjectPage }) },
+            {
+              path: 'projects/:projectId',
+              lazy: async () => ({ Component: (await import('./projects/ProjectLayout')).ProjectLayout }),
+              children: [
+                { index: true, lazy: async () => ({ Component: (await import('./overview/OverviewPage')).OverviewPage }) },
+                { path: '*', element: <NotFoundPage inShell /> },
+              ],
+            },
+          ],
+        },
+        { path: '*', element: <NotFoundPage /> },
+      ],
+    },
+  ],
+  { basename: '/app' },
+);
