@@ -38,6 +38,7 @@ export const router = createBrowserRouter(
               lazy: async () => ({ Component: (await import('./projects/ProjectLayout')).ProjectLayout }),
               children: [
                 { index: true, lazy: async () => ({ Component: (await import('./overview/OverviewPage')).OverviewPage }) },
+                { path: 'developers', lazy: async () => ({ Component: (await import('./developers/DevelopersPage')).DevelopersPage }) },
                 { path: '*', element: <NotFoundPage inShell /> },
               ],
             },

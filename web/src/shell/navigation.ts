@@ -15,4 +15,7 @@ export interface NavItem {
  * configured (`shownWhen: (config) => config.localOutbox.enabled`). A page's link is added here
  * with the page: a feature not built yet has no link (its path answers the not-found page).
  */
-export const NAV_ITEMS: NavItem[] = [{ label: 'Overview', to: '' }];
+export const NAV_ITEMS: NavItem[] = [
+  { label: 'Overview', to: '' },
+  { label: 'Developers', to: 'developers' },
+];
