@@ -79,7 +79,13 @@ export function OverviewPage() {
 
       <section className="card" aria-labelledby="activity-heading">
         <h2 id="activity-heading">Recent activity</h2>
-        {activity.isPending ? <Loading /> : activity.isError ? <ErrorNotice error={activity.error} /> : <RecentActivity items={activity.data.data} />}
+        {activity.isPending ? (
+          <Loading />
+        ) : activity.isError ? (
+          <ErrorNotice error={activity.error} />
+        ) : (
+          <RecentActivity items={activity.data.data} labelledBy="activity-heading" />
+        )}
       </section>
     </div>
   );

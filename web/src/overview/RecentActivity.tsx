@@ -31,12 +31,13 @@ function detail(item: ActivityItem): string {
   return '';
 }
 
-export function RecentActivity({ items }: { items: ActivityItem[] }) {
+/** The feed's latest items as a table; `labelledBy` names the scrolling box (narrow screens scroll it sideways, by keyboard too). */
+export function RecentActivity({ items, labelledBy }: { items: ActivityItem[]; labelledBy: string }) {
   if (items.length === 0) {
     return <p className="empty">Nothing has happened in this project yet. Send an email or track an event, and it shows here.</p>;
   }
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" role="region" aria-labelledby={labelledBy} tabIndex={0}>
       <table className="table">
         <thead>
           <tr>
