@@ -27,6 +27,8 @@ export const router = createBrowserRouter(
       children: [
         { path: '/login', element: <LogInPage /> },
         { path: '/signup', element: <SignUpPage /> },
+        { path: '/forgot-password', lazy: async () => ({ Component: (await import('./auth/ForgotPasswordPage')).ForgotPasswordPage }) },
+        { path: '/reset-password', lazy: async () => ({ Component: (await import('./auth/ResetPasswordPage')).ResetPasswordPage }) },
         {
           path: '/',
           element: <RequireSession />,

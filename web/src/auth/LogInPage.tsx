@@ -43,6 +43,9 @@ export function LogInPage() {
       <form className="form" noValidate onSubmit={(event) => void handleSubmit((body) => logIn.mutate(body))(event)}>
         <TextField label="Email" type="email" autoComplete="email" autoFocus error={formState.errors.email?.message} {...register('email')} />
         <TextField label="Password" type="password" autoComplete="current-password" error={formState.errors.password?.message} {...register('password')} />
+        <p className="form-aside">
+          <Link to="/forgot-password">Forgot your password?</Link>
+        </p>
         {logIn.error ? <ErrorNotice error={logIn.error} /> : null}
         <button type="submit" className="button button-primary button-wide" disabled={logIn.isPending} aria-busy={logIn.isPending || undefined}>
           Log in
