@@ -1,4 +1,7 @@
+import { useMutation } from '@tanstack/react-query';
+import { sessionClient, unwrap } from '../api/client';
 import type { SetupState } from '../api/queries';
+import { ErrorNotice } from '../components/ErrorNotice';
 
 type Step = keyof SetupState['steps'];
 
@@ -35,6 +38,7 @@ export function SetupChecklist({ state }: { state: SetupState }) {
               <div>
                 <p className="checklist-label">{label}</p>
                 <p className="muted">{help}</p>
+                {step === 'emailVerified' && !done ? <ResendVerification /> : null}
               </div>
               <span className={done ? 'badge badge-success' : 'badge'}>{done ? 'Done' : 'To do'}</span>
             </li>
@@ -42,5 +46,21 @@ export function SetupChecklist({ state }: { state: SetupState }) {
         })}
       </ol>
     </section>
+  );
+}
+
+/** POST /auth/request-verification: the verification link again, for a mail that never came or expired. */
+function ResendVerification() {
+  const resend = useMutation({ mutationFn: () => unwrap(sessionClient.POST('/auth/request-verification')) });
+  return (
+    <div className="checklist-action">
+      <button type="button" className="button button-small" onClick={() => resend.mutate()} disabled={resend.isPending || resend.isSuccess}>
+        Send the link again
+      </button>
+      <span role="status" className="muted">
+        {resend.isSuccess ? (resend.data.alreadyVerified ? 'Your address is already verified.' : 'Sent: check your inbox.') : ''}
+      </span>
+      {resend.error ? <ErrorNotice error={resend.error} /> : null}
+    </div>
   );
 }
