@@ -7111,7 +7111,11 @@ export interface operations {
                 "application/json": {
                     /** Format: email */
                     email: string;
-                    role?: components["schemas"]["MemberRole"] & unknown;
+                    /**
+                     * @default MEMBER
+                     * @enum {string}
+                     */
+                    role?: "OWNER" | "ADMIN" | "MEMBER";
                 };
             };
         };
@@ -7210,7 +7214,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    role: components["schemas"]["MemberRole"];
+                    /** @enum {string} */
+                    role: "OWNER" | "ADMIN" | "MEMBER";
                 };
             };
         };

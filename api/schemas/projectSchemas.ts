@@ -1,10 +1,9 @@
 import { z } from './zod';
-import { emailAddress, singleLineString } from './commonFields';
 import { id, nullableTimestamp, timestamp } from './responseFields';
-import { memberRoles } from '../../db/entities/projectMember';
+import { memberRoles } from '../../shared/projectSchemas';
 
-// The create body lives in shared/ (the dashboard's form validates with it too).
-export { projectBody } from '../../shared/projectSchemas';
+// The request bodies live in shared/ (the dashboard's forms validate with them too).
+export { projectBody, projectPatchBody, addMemberBody, updateMemberBody } from '../../shared/projectSchemas';
 
 /**
  * `timestamp.nullable()` alone is described as a non-null string: the generator keeps the
@@ -12,24 +11,6 @@ export { projectBody } from '../../shared/projectSchemas';
  */
 
 export const memberRole = z.enum(memberRoles).openapi('MemberRole');
-
-export const addMemberBody = z.object({ email: emailAddress, role: memberRole.default('MEMBER') });
-
-export const updateMemberBody = z.object({ role: memberRole });
-
-/** PATCH: the name, and the project's cap on campaign mail per second (null lifts it). */
-export const projectPatchBody = z
-  .object({
-    name: singleLineString(100).optional(),
-    campaignRatePerSecond: z
-      .number({ invalid_type_error: 'campaignRatePerSecond must be a whole number or null' })
-      .int('campaignRatePerSecond must be a whole number')
-      .min(1)
-      .max(100000)
-      .nullable()
-      .optional(),
-  })
-  .refine((b) => b.name !== undefined || b.campaignRatePerSecond !== undefined, { message: 'Give name or campaignRatePerSecond' });
 
 /** A project's fields as the dashboard sees them: never the secret key, only its last characters. */
 const projectFields = {

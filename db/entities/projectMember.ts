@@ -1,6 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { memberRoles } from '../../shared/projectSchemas';
 
-export const memberRoles = ['OWNER', 'ADMIN', 'MEMBER'] as const;
+export { memberRoles };
 export type MemberRole = (typeof memberRoles)[number];
 
 export const ProjectMemberSchema = defineEntity({

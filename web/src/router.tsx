@@ -41,6 +41,7 @@ export const router = createBrowserRouter(
               children: [
                 { index: true, lazy: async () => ({ Component: (await import('./overview/OverviewPage')).OverviewPage }) },
                 { path: 'developers', lazy: async () => ({ Component: (await import('./developers/DevelopersPage')).DevelopersPage }) },
+                { path: 'settings', lazy: async () => ({ Component: (await import('./settings/SettingsPage')).SettingsPage }) },
                 { path: '*', element: <NotFoundPage inShell /> },
               ],
             },

@@ -18,4 +18,5 @@ export interface NavItem {
 export const NAV_ITEMS: NavItem[] = [
   { label: 'Overview', to: '' },
   { label: 'Developers', to: 'developers' },
+  { label: 'Settings', to: 'settings' },
 ];
