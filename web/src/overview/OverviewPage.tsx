@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import { queryKeys, setupStateQuery } from '../api/queries';
 import { unwrap } from '../api/client';
 import { useCurrentProject } from '../projects/currentProject';
@@ -6,7 +7,7 @@ import { Loading } from '../components/Loading';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { formatNumber, formatPercent } from '../components/format';
 import { SetupChecklist } from './SetupChecklist';
-import { RecentActivity } from './RecentActivity';
+import { ActivityTable } from '../activity/ActivityTable';
 import { PageTitle } from '../components/PageTitle';
 
 /** The project's home: what is left to set up, the last 30 days in numbers, and what happened last. */
@@ -78,13 +79,20 @@ export function OverviewPage() {
       </section>
 
       <section className="card" aria-labelledby="activity-heading">
-        <h2 id="activity-heading">Recent activity</h2>
+        <div className="card-header">
+          <h2 id="activity-heading">Recent activity</h2>
+          <Link to={`/projects/${project.id}/activity`}>All activity</Link>
+        </div>
         {activity.isPending ? (
           <Loading />
         ) : activity.isError ? (
           <ErrorNotice error={activity.error} />
         ) : (
-          <RecentActivity items={activity.data.data} labelledBy="activity-heading" />
+          <ActivityTable
+            items={activity.data.data}
+            labelledBy="activity-heading"
+            empty="Nothing has happened in this project yet. Send an email or track an event, and it shows here."
+          />
         )}
       </section>
     </div>

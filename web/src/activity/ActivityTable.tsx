@@ -1,9 +1,10 @@
 import type { components } from '../../../client/mailroomClient';
 import { formatDateTime } from '../components/format';
 
-type ActivityItem = components['schemas']['ActivityItem'];
+export type ActivityItem = components['schemas']['ActivityItem'];
 
-const TYPE_LABELS: Record<ActivityItem['type'], string> = {
+/** Each feed type in words, in the order the filter lists them. */
+export const TYPE_LABELS: Record<ActivityItem['type'], string> = {
   'event.triggered': 'Event',
   'email.sent': 'Email sent',
   'email.suppressed': 'Email suppressed',
@@ -31,11 +32,9 @@ function detail(item: ActivityItem): string {
   return '';
 }
 
-/** The feed's latest items as a table; `labelledBy` names the scrolling box (narrow screens scroll it sideways, by keyboard too). */
-export function RecentActivity({ items, labelledBy }: { items: ActivityItem[]; labelledBy: string }) {
-  if (items.length === 0) {
-    return <p className="empty">Nothing has happened in this project yet. Send an email or track an event, and it shows here.</p>;
-  }
+/** Feed items as a table; `labelledBy` names the scrolling box (narrow screens scroll it sideways, by keyboard too). */
+export function ActivityTable({ items, labelledBy, empty }: { items: ActivityItem[]; labelledBy: string; empty: string }) {
+  if (items.length === 0) return <p className="empty">{empty}</p>;
   return (
     <div className="table-wrap" role="region" aria-labelledby={labelledBy} tabIndex={0}>
       <table className="table">
