@@ -1,4 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
+import { queryOptions, type QueryClient } from '@tanstack/react-query';
 import type { components } from '../../../client/mailroomClient';
 import { sessionClient, unwrap } from './client';
 
@@ -20,6 +20,11 @@ export const queryKeys = {
   project: (projectId: string) => ['project', projectId] as const,
   setupState: (projectId: string) => ['project', projectId, 'setup-state'] as const,
 };
+
+/** Drops everything an earlier session loaded (its account, its projects' data); the instance's config stays. */
+export function forgetSessionData(queryClient: QueryClient): void {
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== queryKeys.config[0] });
+}
 
 /** GET /config: what this instance has (sign-ups, SMTP or the local outbox, …). Changes only with a restart. */
 export const configQuery = queryOptions({

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { loginBody } from '../../../shared/accountSchemas';
 import { sessionClient, unwrap } from '../api/client';
-import { configQuery, queryKeys } from '../api/queries';
+import { configQuery, forgetSessionData, queryKeys } from '../api/queries';
 import { TextField } from '../components/TextField';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { showFieldErrors } from '../components/formErrors';
@@ -21,7 +21,7 @@ export function LogInPage() {
     mutationFn: (body: { email: string; password: string }) => unwrap(sessionClient.POST('/auth/login', { body })),
     onSuccess: async ({ user }) => {
       // Whatever an earlier session left in the cache is not this user's.
-      queryClient.removeQueries({ queryKey: queryKeys.session });
+      forgetSessionData(queryClient);
       queryClient.setQueryData(queryKeys.me, user);
       await navigate(nextPath(searchParams.get('next')), { replace: true });
     },

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from 'react-router';
 import { credentials } from '../../../shared/accountSchemas';
 import { sessionClient, unwrap } from '../api/client';
-import { configQuery, queryKeys } from '../api/queries';
+import { configQuery, forgetSessionData, queryKeys } from '../api/queries';
 import { TextField } from '../components/TextField';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Loading } from '../components/Loading';
@@ -19,7 +19,7 @@ export function SignUpPage() {
   const signUp = useMutation({
     mutationFn: (body: { email: string; password: string }) => unwrap(sessionClient.POST('/auth/signup', { body })),
     onSuccess: async ({ user }) => {
-      queryClient.removeQueries({ queryKey: queryKeys.session });
+      forgetSessionData(queryClient);
       queryClient.setQueryData(queryKeys.me, user);
       // A new account has no project yet: making one is the first step.
       await navigate('/projects/new', { replace: true });
