@@ -40,6 +40,7 @@ export const router = createBrowserRouter(
               lazy: async () => ({ Component: (await import('./projects/ProjectLayout')).ProjectLayout }),
               children: [
                 { index: true, lazy: async () => ({ Component: (await import('./overview/OverviewPage')).OverviewPage }) },
+                { path: 'emails', lazy: async () => ({ Component: (await import('./emails/EmailsPage')).EmailsPage }) },
                 { path: 'activity', lazy: async () => ({ Component: (await import('./activity/ActivityPage')).ActivityPage }) },
                 { path: 'domains', lazy: async () => ({ Component: (await import('./domains/DomainsPage')).DomainsPage }) },
                 { path: 'developers', lazy: async () => ({ Component: (await import('./developers/DevelopersPage')).DevelopersPage }) },

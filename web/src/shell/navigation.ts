@@ -17,6 +17,7 @@ export interface NavItem {
  */
 export const NAV_ITEMS: NavItem[] = [
   { label: 'Overview', to: '' },
+  { label: 'Emails', to: 'emails' },
   { label: 'Activity', to: 'activity' },
   { label: 'Domains', to: 'domains' },
   { label: 'Developers', to: 'developers' },
