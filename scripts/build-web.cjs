@@ -16,6 +16,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const { spawnSync } = require('node:child_process');
+const { newestFile, newestOf, stampIsCurrent } = require('./buildFreshness.cjs');
 
 const root = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(root, 'dist', 'web');
@@ -27,47 +28,19 @@ const LOGIN_ROUTE_JS_BUDGET = 500 * 1024;
 /** Files worth compressing; images other than SVG are compressed already. */
 const COMPRESSIBLE = /\.(js|css|html|svg|json|txt|map)$/;
 
-/** Newest modification time among the files under `dir` whose name `include` accepts (0 if none). */
-function newestFile(dir, include) {
-  let newest = 0;
-  let entries;
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestFile(file, include));
-    else if (include(entry.name)) newest = Math.max(newest, fs.statSync(file).mtimeMs);
-  }
-  return newest;
-}
-
 /** Newest time among the build's inputs: every file of web/, the client and shared modules it imports, the lock (package versions). */
 function newestInput() {
   const ts = (name) => /\.tsx?$/.test(name);
-  let newest = Math.max(
+  return Math.max(
     newestFile(path.join(root, 'web'), () => true),
     newestFile(path.join(root, 'client'), ts),
     newestFile(path.join(root, 'shared'), ts),
+    newestOf([path.join(root, 'package-lock.json')]),
   );
-  try {
-    newest = Math.max(newest, fs.statSync(path.join(root, 'package-lock.json')).mtimeMs);
-  } catch {
-    /* no lock file yet */
-  }
-  return newest;
 }
 
 function isUpToDate() {
-  let built;
-  try {
-    built = fs.statSync(STAMP).mtimeMs;
-  } catch {
-    return false;
-  }
-  return built >= newestInput();
+  return stampIsCurrent(STAMP, newestInput);
 }
 
 /** Every file under `dir`, as paths relative to it. */

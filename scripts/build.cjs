@@ -18,53 +18,25 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { newestFile, newestOf, stampIsCurrent } = require('./buildFreshness.cjs');
 
 const root = path.resolve(__dirname, '..');
 const TSCONFIG = path.join(root, 'tsconfig.build.json');
 /** Written when a build succeeds, with the time the build started, so an edit made during it counts as newer. */
 const STAMP = path.join(root, 'dist', '.build-stamp');
 
-/** Newest modification time among the .ts files under `dir` (0 if none). */
-function newestTs(dir, excluded) {
-  let newest = 0;
-  let entries;
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const entry of entries) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestTs(file, excluded));
-    else if (entry.name.endsWith('.ts') && !excluded.has(file)) newest = Math.max(newest, fs.statSync(file).mtimeMs);
-  }
-  return newest;
-}
-
 /** Newest time among the build's inputs: its folders' sources (tsconfig.build.json `include`), the tsconfigs and the lock (types). */
 function newestInput() {
   const { include, exclude = [] } = JSON.parse(fs.readFileSync(TSCONFIG, 'utf8'));
   const excluded = new Set(exclude.map((file) => path.join(root, file)));
   let newest = 0;
-  for (const dir of include) newest = Math.max(newest, newestTs(path.join(root, dir), excluded));
-  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json']) {
-    try {
-      newest = Math.max(newest, fs.statSync(path.join(root, file)).mtimeMs);
-    } catch {
-      /* no lock file yet */
-    }
-  }
-  return newest;
+  const source = (name, file) => name.endsWith('.ts') && !excluded.has(file);
+  for (const dir of include) newest = Math.max(newest, newestFile(path.join(root, dir), source));
+  return Math.max(newest, newestOf(['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((file) => path.join(root, file))));
 }
 
 function isUpToDate() {
-  let built;
-  try {
-    built = fs.statSync(STAMP).mtimeMs;
-  } catch {
-    return false;
-  }
-  return built >= newestInput();
+  return stampIsCurrent(STAMP, newestInput);
 }
 
 /**
