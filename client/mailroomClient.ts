@@ -32,6 +32,10 @@ export function createMailroomClient(options: MailroomClientOptions): MailroomCl
   if (options.key) headers.Authorization = `Bearer ${options.key}`;
   if (options.projectId) headers['X-Project-Id'] = options.projectId;
   if (options.cookie) headers.Cookie = options.cookie;
+  // With a session instead of a key, the API takes a change only from a call a cross-site form
+  // could not make: a JSON body or this header (contract 21). Sent on every session call, so a
+  // call without a body (regenerating keys, removing a member) is not forgotten.
+  if (!options.key) headers['X-Requested-With'] = 'XMLHttpRequest';
   const client = createClient<paths>({
     baseUrl: options.baseUrl,
     headers,

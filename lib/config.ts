@@ -90,6 +90,7 @@ const envSchema = z.object({
   INBOUND_RETENTION_DAYS: wholeNumber(1, 3650, 'days').default(30),
   EXECUTION_STEPS_KEPT: wholeNumber(MIN_EXECUTION_STEPS_KEPT, 1_000_000, 'steps').default(100),
   TEMP_FILE_MAX_AGE_HOURS: wholeNumber(1, 8760, 'hours').default(1),
+  REQUEST_LOG_RETENTION_DAYS: wholeNumber(1, 365, 'days').default(7),
   DISABLE_SIGNUPS: booleanFromEnv.default('false'),
   WEBHOOK_ALLOW_PRIVATE: booleanFromEnv.default('false'),
   WEBHOOK_ALLOWED_NETWORKS: z
@@ -290,6 +291,8 @@ export interface RetentionSettings {
   executionStepsKept: number;
   /** Temporary files a crashed process left are removed at start once this old. */
   tempFileMaxAgeHours: number;
+  /** Days a project's request log (GET /requests) keeps a request. */
+  requestLogDays: number;
 }
 
 export interface StripeSettings {
@@ -370,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       inboundDays: e.INBOUND_RETENTION_DAYS,
       executionStepsKept: e.EXECUTION_STEPS_KEPT,
       tempFileMaxAgeHours: e.TEMP_FILE_MAX_AGE_HOURS,
+      requestLogDays: e.REQUEST_LOG_RETENTION_DAYS,
     },
     disableSignups: e.DISABLE_SIGNUPS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

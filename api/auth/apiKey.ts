@@ -79,7 +79,7 @@ async function withProject(project: NonNullable<AppState['project']>, ctx: Param
   await next();
 }
 
-/** What every key-authenticated route mounts: the key (or session + X-Project-Id), then the rate limit. */
+/** What every key-authenticated route mounts: the key (or session + X-Project-Id), then the rate limit (the project's, or the session user's). */
 export function keyAuthenticated(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }): Middleware<AppState>[] {
-  return [requireKey(kind, deps), rateLimit(deps.config.rateLimitPerMinute)];
+  return [requireKey(kind, deps), rateLimit({ perProject: deps.config.rateLimitPerMinute, perSessionUser: deps.config.sessionRateLimitPerMinute })];
 }

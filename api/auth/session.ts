@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import type { Middleware } from 'koa';
 import type { Config } from '../../lib/config';
 import type { AppContext, AppState } from '../state';
-import { unauthorized } from '../../lib/errors';
+import { forbidden, unauthorized } from '../../lib/errors';
 import { isUuid } from '../http/validation';
 import { sessionRepository } from '../../db/repositories/sessionRepository';
 import type { User } from '../../db/entities/user';
@@ -59,10 +59,28 @@ export async function sessionUser(ctx: AppContext, config: Config): Promise<User
   return claims ? sessionRepository.findUser(ctx.state.em, claims.sid, claims.sub) : null;
 }
 
+const READ_ONLY_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Contract 21's second guard against cross-site requests (the SameSite=Lax cookie is the first): a
+ * call that changes state with the session cookie alone carries the JSON content type or a custom
+ * header (`X-Requested-With`), neither of which a form on another site can send. Project calls by
+ * session always carry one (`X-Project-Id`), so only the session's own routes are checked here.
+ */
+function sentByAScript(ctx: AppContext): boolean {
+  if (READ_ONLY_METHODS.has(ctx.method)) return true;
+  // The header's media type, body or not (ctx.is() answers null for a call without a body).
+  return /^application\/([\w.-]+\+)?json$/.test(ctx.request.type) || ctx.get('X-Requested-With') !== '';
+}
+
 export function requireUser(config: Config): Middleware<AppState> {
   return async (ctx, next) => {
     const user = await sessionUser(ctx, config);
     if (!user) throw unauthorized('Sign in first: this endpoint needs a dashboard session');
+    if (!sentByAScript(ctx))
+      throw forbidden(
+        'A change made with the session cookie needs "Content-Type: application/json" or an "X-Requested-With" header (a guard against cross-site forms)',
+      );
     ctx.state.user = user;
     await next();
   };

@@ -41,7 +41,7 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
             billing: false,
             objectStorage: false,
             inbound: false,
-            limits: { rateLimitPerMinute: 1000, idempotencyKeyTtlHours: 24 },
+            limits: { rateLimitPerMinute: 1000, sessionRateLimitPerMinute: 1200, idempotencyKeyTtlHours: 24 },
           },
         },
       },
@@ -59,7 +59,11 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
         objectStorage: config.s3 !== null,
         // The inbound SMTP listener listens (contract 20).
         inbound: smtpStatus?.inbound ?? false,
-        limits: { rateLimitPerMinute: config.rateLimitPerMinute, idempotencyKeyTtlHours: config.idempotencyKeyTtlHours },
+        limits: {
+          rateLimitPerMinute: config.rateLimitPerMinute,
+          sessionRateLimitPerMinute: config.sessionRateLimitPerMinute,
+          idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
+        },
       } satisfies z.input<typeof configResponse>;
     },
   );

@@ -34,7 +34,7 @@ export const configResponse = z
     objectStorage: z.boolean(),
     /** The inbound SMTP listener is listening. */
     inbound: z.boolean(),
-    limits: z.object({ rateLimitPerMinute: z.number().int(), idempotencyKeyTtlHours: z.number() }).strict(),
+    limits: z.object({ rateLimitPerMinute: z.number().int(), sessionRateLimitPerMinute: z.number().int(), idempotencyKeyTtlHours: z.number() }).strict(),
   })
   .strict()
   .openapi('InstanceConfig');

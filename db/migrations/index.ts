@@ -24,6 +24,7 @@ import { Migration20261125110000InboundMail } from './Migration20261125110000Inb
 import { Migration20261125102000EmailRecordFilters } from './Migration20261125102000EmailRecordFilters';
 import { Migration20261125130000RelayIdempotency } from './Migration20261125130000RelayIdempotency';
 import { Migration20261126010000ProviderReceipts } from './Migration20261126010000ProviderReceipts';
+import { Migration20261127200000SessionRateLimit } from './Migration20261127200000SessionRateLimit';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -53,4 +54,5 @@ export const migrationsList = [
   { name: 'Migration20261125110000InboundMail', class: Migration20261125110000InboundMail },
   { name: 'Migration20261125130000RelayIdempotency', class: Migration20261125130000RelayIdempotency },
   { name: 'Migration20261126010000ProviderReceipts', class: Migration20261126010000ProviderReceipts },
+  { name: 'Migration20261127200000SessionRateLimit', class: Migration20261127200000SessionRateLimit },
 ];

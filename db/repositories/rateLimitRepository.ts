@@ -61,6 +61,18 @@ export const rateLimitRepository = {
   },
 
   /**
+   * Counts one request of a user's dashboard session (cookie + X-Project-Id) against the user's
+   * own budget (contract 4), never the project's: the same rolling minute, its own table.
+   */
+  async hitSession(em: EntityManager, userId: string, count: RateLimitCount): Promise<RateLimitHit> {
+    const [row] = await em.execute<Array<{ window_counts: number[]; accepted: number }>>(
+      'select * from mailroom_session_rate_limit_take(?::uuid, 1, ?::int, ?::timestamptz)',
+      [userId, ...takeParams(1, count).slice(1)],
+    );
+    return verdicts(row.window_counts, row.accepted, 1, count.limit)[0];
+  },
+
+  /**
    * The key lookup and the request count in one round trip: every key-authenticated request
    * makes both, so this halves the statements in front of every endpoint. An unknown key counts
    * for no project.
@@ -85,11 +97,13 @@ export const rateLimitRepository = {
     return { project: em.map(ProjectSchema, projectRow), hits: verdicts(rl_window_counts, rl_accepted, requests, count.limit) };
   },
 
-  /** Removes the projects' rows whose newest second is more than `idleSeconds` ago; answers how many went. */
+  /** Removes the projects' and users' rows whose newest second is more than `idleSeconds` ago; answers how many went. */
   async deleteIdle(em: EntityManager, idleSeconds: number): Promise<number> {
     const [row] = await em.execute<Array<{ n: number }>>(
-      `with gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - ?::int returning 1) select count(*)::int as n from gone`,
-      [idleSeconds],
+      `with projects_gone as (delete from rate_limit_seconds where second < extract(epoch from now()) - ?::int returning 1),
+            users_gone as (delete from session_rate_limit_seconds where second < extract(epoch from now()) - ?::int returning 1)
+       select ((select count(*) from projects_gone) + (select count(*) from users_gone))::int as n`,
+      [idleSeconds, idleSeconds],
     );
     return row.n;
   },

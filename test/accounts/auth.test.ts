@@ -119,7 +119,8 @@ describe('email verification', () => {
     const mail = await smtp.waitFor((m) => m.envelopeTo.includes('verify-me@example.com'));
     expect(mail.parsed.subject).toBe('Verify your Mailroom email address');
     expect(mail.parsed.from?.text).toContain('accounts@mailroom.test');
-    expect(mail.parsed.text).toContain('http://mailroom.test/auth/verify-email?token=');
+    // The link opens the dashboard's page, which sends the token to POST /auth/verify-email.
+    expect(mail.parsed.text).toContain(`http://mailroom.test/app/verify-email?token=${encodeURIComponent(tokenIn(mail))}`);
     const token = tokenIn(mail);
 
     const res = await stack.http.post('/auth/verify-email', { token });
@@ -132,7 +133,7 @@ describe('email verification', () => {
     expect(again.body.error.message).toMatch(/invalid, expired or already used/);
   });
 
-  it('verifies through the link in the mail (GET) as well', async () => {
+  it('verifies through the link of earlier mails (GET /auth/verify-email) as well', async () => {
     await signUp(stack.http, 'link-click@example.com');
     const mail = await smtp.waitFor((m) => m.envelopeTo.includes('link-click@example.com'));
     const res = await stack.http.get(`/auth/verify-email?token=${encodeURIComponent(tokenIn(mail))}`);
@@ -164,6 +165,8 @@ describe('password reset', () => {
     expect(res.status).toBe(200);
     const mail = await smtp.waitFor((m) => m.envelopeTo.includes('forgetful@example.com') && m.parsed.subject === 'Reset your Mailroom password');
     const token = tokenIn(mail);
+    // The link opens the dashboard's page, which takes the token from it.
+    expect(mail.parsed.text).toContain(`/app/reset-password?token=${encodeURIComponent(token)}`);
 
     const reset = await stack.http.post('/auth/reset-password', { token, password: 'a brand new password' });
     expect(reset.status).toBe(200);

@@ -28,6 +28,34 @@ describe('projects', () => {
     expect(JSON.stringify(row)).not.toContain(res.body.secretKey);
   });
 
+  it('takes a change by session cookie only with a JSON body or a custom header, which a cross-site form cannot send', async () => {
+    const { account, project } = await accountWithProject(stack.http);
+    const base = `${stack.http.baseUrl}/users/@me/projects/${project.id}`;
+    // What a form on another site can send with the cookie: no body, or a form-encoded one.
+    const regenerate = await fetch(`${base}/regenerate-keys`, { method: 'POST', headers: { Cookie: account.cookie } });
+    expect(regenerate.status).toBe(403);
+    expect(((await regenerate.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'FORBIDDEN',
+      message: expect.stringContaining('X-Requested-With'),
+    });
+    const rename = await fetch(base, {
+      method: 'PATCH',
+      headers: { Cookie: account.cookie, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'name=Hijacked',
+    });
+    expect(rename.status).toBe(403);
+    // Nothing changed: the old key still works, the name is the old one.
+    expect((await stack.http.get('/contacts?limit=1', { key: project.secretKey })).status).toBe(200);
+    const projects = await stack.http.get('/users/@me/projects', { cookie: account.cookie });
+    expect(projects.body.find((p: { id: string }) => p.id === project.id).name).toBe(project.name);
+    // Reading needs neither; a script's call (the header, or JSON) is taken.
+    expect((await fetch(`${base}/security`, { headers: { Cookie: account.cookie } })).status).toBe(200);
+    const byScript = await fetch(`${base}/regenerate-keys`, { method: 'POST', headers: { Cookie: account.cookie, 'X-Requested-With': 'XMLHttpRequest' } });
+    expect(byScript.status).toBe(200);
+    const byJson = await fetch(base, { method: 'PATCH', headers: { Cookie: account.cookie, 'Content-Type': 'application/json' }, body: '{"name":"Renamed"}' });
+    expect(byJson.status).toBe(200);
+  });
+
   it('renames a project, and refuses names that are empty, too long or multi-line', async () => {
     const { account, project } = await accountWithProject(stack.http);
     const ok = await stack.http.patch(`/users/@me/projects/${project.id}`, { name: 'Renamed' }, { cookie: account.cookie });

@@ -17,7 +17,7 @@ describe('rate limit across two API processes sharing one database', () => {
 
   beforeAll(async () => {
     databaseUrl = await createTestDatabase();
-    const env = { ...testEnv({ RATE_LIMIT_PER_MINUTE: '10' }), DATABASE_URL: databaseUrl };
+    const env = { ...testEnv({ RATE_LIMIT_PER_MINUTE: '10', SESSION_RATE_LIMIT_PER_MINUTE: '20' }), DATABASE_URL: databaseUrl };
     apis.push(...(await Promise.all([spawnApi(env), spawnApi(env)])));
     [orm, otherOrm] = await Promise.all([createOrm(databaseUrl), createOrm(databaseUrl)]);
   }, 60_000);
@@ -58,8 +58,10 @@ describe('rate limit across two API processes sharing one database', () => {
     expect(Number(limited.headers.get('retry-after'))).toBe(limited.body.error.details.retryAfter);
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
     expect((await a.get('/outbox', { key: project.secretKey })).status).toBe(429);
-    // A dashboard session on the project shares the project's budget.
-    expect((await a.get('/outbox', { cookie: account.cookie, headers: { 'X-Project-Id': project.id } })).status).toBe(429);
+    // A dashboard session on the project has its user's own budget (contract 4), not the project's.
+    const bySession = await a.get('/outbox', { cookie: account.cookie, headers: { 'X-Project-Id': project.id } });
+    expect(bySession.status).toBe(200);
+    expect(bySession.headers.get('ratelimit-limit')).toBe('20');
 
     // Refused requests are not counted: the security overview shows the 10 accepted ones.
     const security = await a.get(`/users/@me/projects/${project.id}/security`, { cookie: account.cookie });
@@ -68,6 +70,28 @@ describe('rate limit across two API processes sharing one database', () => {
     // Another project has its own budget; unauthenticated endpoints are not limited.
     expect((await b.get('/outbox', { key: other.project.secretKey })).status).toBe(200);
     expect((await a.get('/health')).status).not.toBe(429);
+  });
+
+  it('counts a dashboard session against its user’s budget over both processes, leaving the project’s whole', async () => {
+    const [a, b] = apis.map((api) => new HttpClient(api.url));
+    const { account, project } = await accountWithProject(a);
+    const asSession = { cookie: account.cookie, headers: { 'X-Project-Id': project.id } };
+    for (let i = 0; i < 20; i++) {
+      const res = await (i % 2 ? b : a).get('/contacts?limit=1', asSession);
+      expect(res.status).toBe(200);
+      expect(Number(res.headers.get('ratelimit-remaining'))).toBe(19 - i);
+    }
+    const limited = await b.get('/contacts?limit=1', asSession);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.message).toBe('Rate limit of 20 requests per minute for your dashboard sessions exceeded');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(55);
+    // The project's budget is whole: its first request with the key sees all 10 but itself left.
+    const byKey = await a.get('/contacts?limit=1', { key: project.secretKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.headers.get('ratelimit-remaining')).toBe('9');
+    // Another user's session has a budget of its own.
+    const other = await accountWithProject(a);
+    expect((await b.get('/contacts?limit=1', { cookie: other.account.cookie, headers: { 'X-Project-Id': other.project.id } })).status).toBe(200);
   });
 
   it('lets exactly the budget through when requests arrive all at once on both processes', async () => {

@@ -31,7 +31,11 @@ export class HttpClient {
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.key) headers.Authorization = `Bearer ${options.key}`;
-    if (options.cookie) headers.Cookie = options.cookie;
+    // A script's call, as the dashboard's: the API refuses a change by session cookie without a JSON body or this header (contract 21).
+    if (options.cookie) {
+      headers.Cookie = options.cookie;
+      headers['X-Requested-With'] ??= 'XMLHttpRequest';
+    }
     let body: string | Buffer | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) {

@@ -1,4 +1,3 @@
-import type { Middleware } from 'openapi-fetch';
 import { createMailroomClient, type MailroomClient } from '../../../client/mailroomClient';
 
 /**
@@ -7,21 +6,8 @@ import { createMailroomClient, type MailroomClient } from '../../../client/mailr
  * itself. No key is ever given to it: the dashboard holds no secret key.
  */
 
-/**
- * Contract 21's second guard against cross-site requests (the SameSite=Lax cookie is the first):
- * a state-changing call a session authenticates carries the JSON content type or a custom header,
- * which a form on another site cannot send. Calls without a body (regenerating keys, removing a
- * member) carry this header; every call does, so no route is forgotten.
- */
-const markAsDashboardCall: Middleware = {
-  onRequest({ request }) {
-    request.headers.set('X-Requested-With', 'XMLHttpRequest');
-    return request;
-  },
-};
-
 /** Account and project-management routes (the session alone). */
-export const sessionClient: MailroomClient = createMailroomClient({ baseUrl: '', middleware: [markAsDashboardCall] });
+export const sessionClient: MailroomClient = createMailroomClient({ baseUrl: '' });
 
 const projectClients = new Map<string, MailroomClient>();
 
@@ -29,7 +15,7 @@ const projectClients = new Map<string, MailroomClient>();
 export function projectClient(projectId: string): MailroomClient {
   let client = projectClients.get(projectId);
   if (!client) {
-    client = createMailroomClient({ baseUrl: '', projectId, middleware: [markAsDashboardCall] });
+    client = createMailroomClient({ baseUrl: '', projectId });
     projectClients.set(projectId, client);
   }
   return client;

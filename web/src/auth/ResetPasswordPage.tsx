@@ -12,9 +12,11 @@ import { AuthLayout } from './AuthLayout';
 /** A new password with the token of the reset email (POST /auth/reset-password); every session of the account ends. */
 export function ResetPasswordPage() {
   const [searchParams] = useSearchParams();
+  // The reset mail's link carries the token: then only the new password is asked for.
+  const linkToken = searchParams.get('token');
   const { register, handleSubmit, setError, formState } = useForm({
     resolver: zodResolver(resetBody),
-    defaultValues: { token: searchParams.get('token') ?? '', password: '' },
+    defaultValues: { token: linkToken ?? '', password: '' },
   });
   const reset = useMutation({
     mutationFn: (body: { token: string; password: string }) => unwrap(sessionClient.POST('/auth/reset-password', { body })),
@@ -40,7 +42,11 @@ export function ResetPasswordPage() {
       }
     >
       <form className="form" noValidate onSubmit={(event) => void handleSubmit((body) => reset.mutate(body))(event)}>
-        <TextField label="Token" autoComplete="one-time-code" hint="From the reset email." error={formState.errors.token?.message} {...register('token')} />
+        {linkToken && !formState.errors.token ? (
+          <input type="hidden" {...register('token')} />
+        ) : (
+          <TextField label="Token" autoComplete="one-time-code" hint="From the reset email." error={formState.errors.token?.message} {...register('token')} />
+        )}
         <TextField
           label="New password"
           type="password"
