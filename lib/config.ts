@@ -84,6 +84,7 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   SECRET: z.string().min(16).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
+  SESSION_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().positive().default(24),
   // Retention (services/retention/retentionRules.ts): what the hourly cleanup removes, and when.
   IMPORT_FILE_RETENTION_DAYS: wholeNumber(0, 3650, 'days').default(7),
@@ -212,6 +213,8 @@ export interface Config {
   dataDir: string;
   secret: string;
   rateLimitPerMinute: number;
+  /** Contract 4: a budget per user for dashboard sessions' project calls, apart from the project's; 0 = none. */
+  sessionRateLimitPerMinute: number;
   idempotencyKeyTtlHours: number;
   /** What the hourly cleanup keeps (services/retention/retentionRules.ts) and what a start removes. */
   retention: RetentionSettings;
@@ -367,6 +370,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     secret: e.SECRET ?? readOrCreateSecret(dataDir),
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    sessionRateLimitPerMinute: e.SESSION_RATE_LIMIT_PER_MINUTE,
     idempotencyKeyTtlHours: e.IDEMPOTENCY_KEY_TTL_HOURS,
     retention: {
       importFileDays: e.IMPORT_FILE_RETENTION_DAYS,
