@@ -582,6 +582,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/audience/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count an audience’s recipients
+         * @description How many contacts a campaign of this `type` and audience would be sent to if sent now (the `totalRecipients` its send would fix), to show while an audience is chosen, before anything is saved. The audience fields and their rules are those of `POST /campaigns` (422 when missing or invalid, 404 for an unknown segment). Suppressed addresses are counted: their emails are recorded as SUPPRESSED at send time.
+         */
+        post: operations["postCampaignsAudienceCount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -591,7 +611,7 @@ export interface paths {
         };
         /**
          * Get this instance’s configuration
-         * @description Which integrations this instance has: only those Mailroom implements and that are configured report enabled. `localOutbox.senderDomain` names the sender domain every project may use with no DNS while mail stays in the outbox. `smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen.
+         * @description Which integrations this instance has: only those Mailroom implements and that are configured report enabled. `localOutbox.senderDomain` names the sender domain every project may use with no DNS while mail stays in the outbox. `smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen; `smtpRelaySettings` says how to connect to the relay. `temporalUi` says where operators open a workflow execution’s run (TEMPORAL_UI_URL), null when unset.
          */
         get: operations["getConfig"];
         put?: never;
@@ -1002,7 +1022,7 @@ export interface paths {
         };
         /**
          * Get an email
-         * @description The record and its own events, oldest first; a received email adds its text, sanitised HTML, header fields and attachments.
+         * @description The record and its own events, oldest first, with its `html` and `text` parts: a sent email’s exactly as handed over, tracking included (to show one without recording an open or click, use GET /emails/{id}/preview); a received email’s text, sanitised HTML, header fields and attachments.
          */
         get: operations["getEmailsId"];
         put?: never;
@@ -1025,6 +1045,26 @@ export interface paths {
          * @description The attachment’s bytes with its own content type, always as a download (`Content-Disposition: attachment`). `index` counts from 0.
          */
         get: operations["getEmailsIdAttachmentsIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview an email without tracking
+         * @description Looking is not opening (contract 21): the email’s HTML without the open-tracking pixel and with every tracked link pointing at its own target, and its text part, so showing it, and following its links, records no open and no click and starts no automation. Reading this records nothing either. A received email’s HTML is the sanitised one of GET /emails/{id}; `remoteImages` counts the images it would fetch from other hosts.
+         */
+        get: operations["getEmailsIdPreview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1290,6 +1330,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/outbox/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a captured message’s parts
+         * @description The message as GET /outbox lists it, with its text and HTML parts (as they would have been sent, tracking included), header fields and attachments, read with the MIME parser that reads received mail. To show its HTML without recording an open or click, use GET /outbox/{id}/preview.
+         */
+        get: operations["getOutboxId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbox/{id}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a captured message’s attachment
+         * @description The attachment’s bytes with its own content type, always as a download (`Content-Disposition: attachment`). `index` counts from 0.
+         */
+        get: operations["getOutboxIdAttachmentsIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbox/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a captured message without tracking
+         * @description Looking is not opening (contract 21): the message’s HTML without the open-tracking pixel and with every tracked link pointing at its target, and its text part, as GET /emails/{id}/preview answers for an email.
+         */
+        get: operations["getOutboxIdPreview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/outbox/{id}/raw": {
         parameters: {
             query?: never;
@@ -1387,6 +1487,26 @@ export interface paths {
          * @description Each onboarding step done or not, computed from what exists. With billing on (STRIPE_SECRET_KEY) the checklist adds `subscriptionActive`.
          */
         get: operations["getProjectsIdSetupState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List recent API requests
+         * @description The project’s API requests (made with its keys, or by a dashboard session with X-Project-Id), newest first, in cursor pages: method, path and route, status, duration, how it was authenticated and its request id. A request appears about a second after its answer; requests are kept REQUEST_LOG_RETENTION_DAYS (7 by default). Requests without a project (health, configuration, account and tracking links) and reads of this list are not logged; while the database is too slow to keep up, rows may be dropped rather than slow the API down.
+         */
+        get: operations["getRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1702,6 +1822,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test email
+         * @description One copy of the saved template rendered for one address (with that contact’s data, if it is one, and `data` over it), subject `[TEST] …`, through the one send path. It counts in no contact’s history and no template’s emails. `from` must still be covered by a verified sender domain (403); a suppressed address is refused (422).
+         */
+        post: operations["postTemplatesIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/templates/{id}/usage": {
         parameters: {
             query?: never;
@@ -1716,6 +1856,26 @@ export interface paths {
         get: operations["getTemplatesIdUsage"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a template
+         * @description Renders a subject and body (saved or not) as sending would: Handlebars, MJML, the unsubscribe footer of MARKETING mail and the text part, filled with a contact’s data (`contactId`) and `data` over it. Made for looking (contract 21): no open pixel and no click redirects, so links point at their targets and viewing records nothing. `variables` lists what the subject and body read. A template that does not compile or render is refused with the 422 envelope naming the field; an unknown contact is 404.
+         */
+        post: operations["postTemplatesPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2048,7 +2208,7 @@ export interface paths {
         };
         /**
          * List workflows
-         * @description Offset pages (`pageSize` at most 100), filtered by `enabled`, trigger `eventName` and a `search` of the name.
+         * @description Offset pages (`pageSize` at most 100), filtered by `enabled`, trigger `eventName` and a `search` of the name. Each workflow comes with `stepCount` and `executionCounts`, its executions by status.
          */
         get: operations["getWorkflows"];
         put?: never;
@@ -2144,6 +2304,26 @@ export interface paths {
          * @description Every RUNNING or WAITING execution of the workflow becomes CANCELLED; one whose run cannot be reached now stops at its next step.
          */
         post: operations["postWorkflowsIdExecutionsCancelAll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{id}/executions/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count executions by status
+         * @description How many executions the workflow has in each status, every status named (zero included).
+         */
+        get: operations["getWorkflowsIdExecutionsCounts"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2605,7 +2785,7 @@ export interface components {
                 name: string;
                 value: string;
             }[];
-            /** @description A received email’s HTML, sanitised */
+            /** @description The HTML part: a sent email’s exactly as handed over, open pixel and click redirects included (GET /emails/{id}/preview has it without them); a received email’s sanitised; null when there is none, or once retention removed a received message */
             html?: string | null;
             /** Format: uuid */
             id: string;
@@ -2624,7 +2804,7 @@ export interface components {
             subject: string;
             /** Format: uuid */
             templateId: string | null;
-            /** @description A received email’s text part; null once retention removed the message */
+            /** @description The text part: a sent email’s as handed over, a received email’s as received; null when there is none, or once retention removed a received message */
             text?: string | null;
             to: string;
             /** Format: uuid */
@@ -2685,6 +2865,7 @@ export interface components {
             limits: {
                 idempotencyKeyTtlHours: number;
                 rateLimitPerMinute: number;
+                sessionRateLimitPerMinute: number;
             };
             localOutbox: {
                 enabled: boolean;
@@ -2703,6 +2884,25 @@ export interface components {
                 enabled: boolean;
             };
             smtpRelay: boolean;
+            /** @description How to connect to the SMTP relay while it listens: any user name, a secret key of the project as the password; null while it does not listen */
+            smtpRelaySettings: {
+                /**
+                 * @description Where AUTH is accepted without TLS: only from loopback addresses, or from any (SUBMISSION_ALLOW_INSECURE_AUTH)
+                 * @enum {string}
+                 */
+                authWithoutTls: "loopback" | "any";
+                /** @description The host name of PUBLIC_URL: where clients usually reach the relay */
+                host: string;
+                /** @description The submission port (SUBMISSION_SMTP_PORT) */
+                port: number;
+                /** @description The relay offers STARTTLS (SMTP_TLS_CERT and SMTP_TLS_KEY are set) */
+                starttls: boolean;
+            } | null;
+            /** @description Where operators look at Mailroom’s Temporal runs (TEMPORAL_UI_URL) and its namespace; a workflow execution’s run is at `<url>/namespaces/<namespace>/workflows/<temporalWorkflowId>`. Null when no UI address is configured. */
+            temporalUi: {
+                namespace: string;
+                url: string;
+            } | null;
         };
         Job: {
             /** Format: date-time */
@@ -2730,6 +2930,38 @@ export interface components {
             /** @enum {string} */
             type: "IMPORT" | "BULK_SUBSCRIBE" | "BULK_UNSUBSCRIBE" | "BULK_DELETE";
         };
+        LoggedRequest: {
+            /**
+             * @description The secret key, the public key, or a dashboard session with X-Project-Id
+             * @enum {string}
+             */
+            auth: "secret" | "public" | "session";
+            /**
+             * Format: date-time
+             * @description When the request arrived
+             */
+            createdAt: string;
+            /** @description From arrival to the answer, in milliseconds */
+            durationMs: number;
+            /** @description The log row’s id */
+            id: string;
+            method: string;
+            /** @description The path asked for, without the query string */
+            path: string;
+            /** @description The X-Request-ID the answer carried */
+            requestId: string;
+            /** @description The route’s template (`/contacts/:id`); null when no route matched */
+            route: string | null;
+            status: number;
+        };
+        MailPreview: {
+            /** @description The HTML without the open pixel and with every tracked link pointing at its target (received mail: sanitised); null when there is none */
+            html: string | null;
+            /** @description How many images of `html` a mail client would fetch from another host (an `http` or `https` `src`): the dashboard loads none of them */
+            remoteImages: number;
+            /** @description The text part (never tracked); null when there is none */
+            text: string | null;
+        };
         /** @enum {string} */
         MemberRole: "OWNER" | "ADMIN" | "MEMBER";
         OutboxMessage: {
@@ -2742,6 +2974,34 @@ export interface components {
             /** @description Bytes of the raw message */
             size: number;
             subject: string;
+            to: string[];
+        };
+        OutboxMessageDetail: {
+            /** @description The attachments (GET /outbox/{id}/attachments/{index}) */
+            attachments: {
+                contentType: string;
+                filename: string | null;
+                index: number;
+                size: number;
+            }[];
+            /** Format: date-time */
+            createdAt: string;
+            from: string;
+            /** @description The header fields, in order */
+            headers: {
+                name: string;
+                value: string;
+            }[];
+            /** @description The HTML part as it would have been sent, tracking included (GET /outbox/{id}/preview has it without); null when there is none */
+            html: string | null;
+            /** Format: uuid */
+            id: string;
+            messageId: string;
+            /** @description Bytes of the raw message */
+            size: number;
+            subject: string;
+            /** @description The text part; null when there is none */
+            text: string | null;
             to: string[];
         };
         Project: {
@@ -2931,6 +3191,16 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        TemplatePreview: {
+            /** @description The rendered HTML (footer included), without the open pixel; links point at their targets */
+            html: string;
+            /** @description The rendered subject */
+            subject: string;
+            /** @description The text part, as sent */
+            text: string;
+            /** @description The variables the subject and body read, as dotted paths, sorted */
+            variables: string[];
+        };
         TrackResult: {
             data: {
                 /** Format: uuid */
@@ -3097,6 +3367,8 @@ export interface components {
                 /** @description The step’s kind (TRIGGER, SEND_EMAIL, …) */
                 type: string;
             }[];
+            /** @description The id of the Temporal workflow that runs this execution (never reused), to find its run in the Temporal UI: `<temporalUi.url>/namespaces/<temporalUi.namespace>/workflows/<temporalWorkflowId>` with GET /config’s `temporalUi` */
+            temporalWorkflowId: string;
             /** Format: uuid */
             triggerEventId: string | null;
             /** Format: date-time */
@@ -3106,6 +3378,14 @@ export interface components {
             waitUntil: string | null;
             /** Format: uuid */
             workflowId: string;
+        };
+        WorkflowExecutionCounts: {
+            CANCELLED: number;
+            COMPLETED: number;
+            EXITED: number;
+            FAILED: number;
+            RUNNING: number;
+            WAITING: number;
         };
         WorkflowExecutionSummary: {
             /** Format: date-time */
@@ -3126,6 +3406,8 @@ export interface components {
             startedAt: string;
             /** @enum {string} */
             status: "RUNNING" | "WAITING" | "COMPLETED" | "EXITED" | "FAILED" | "CANCELLED";
+            /** @description The id of the Temporal workflow that runs this execution (never reused), to find its run in the Temporal UI: `<temporalUi.url>/namespaces/<temporalUi.namespace>/workflows/<temporalWorkflowId>` with GET /config’s `temporalUi` */
+            temporalWorkflowId: string;
             /** Format: uuid */
             triggerEventId: string | null;
             /** Format: date-time */
@@ -3311,6 +3593,7 @@ export interface components {
             createdAt: string;
             description: string | null;
             enabled: boolean;
+            executionCounts: components["schemas"]["WorkflowExecutionCounts"];
             /**
              * Format: date-time
              * @description When the first execution started; from then on the trigger event is fixed
@@ -5092,6 +5375,81 @@ export interface operations {
             };
         };
     };
+    postCampaignsAudienceCount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "MARKETING",
+                 *       "audienceType": "SEGMENT",
+                 *       "segmentId": "5b0f8f52-2a6e-4f0b-9d0c-3f5e2c1a7b10"
+                 *     }
+                 */
+                "application/json": {
+                    audienceCondition?: unknown;
+                    /** @enum {string} */
+                    audienceType: "ALL" | "SEGMENT" | "FILTERED";
+                    /** Format: uuid */
+                    segmentId?: string | null;
+                    /**
+                     * @default MARKETING
+                     * @enum {string}
+                     */
+                    type?: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+                };
+            };
+        };
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The number of recipients */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "recipients": 1250
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The contacts a send would go to now: the audience’s contacts, only the subscribed ones for a MARKETING or HEADLESS campaign */
+                            recipients: number;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+        };
+    };
     getConfig: {
         parameters: {
             query?: never;
@@ -5139,6 +5497,12 @@ export interface operations {
                      *         "senderDomain": null
                      *       },
                      *       "smtpRelay": true,
+                     *       "smtpRelaySettings": {
+                     *         "host": "mail.example.com",
+                     *         "port": 2587,
+                     *         "starttls": true,
+                     *         "authWithoutTls": "loopback"
+                     *       },
                      *       "oauth": {
                      *         "enabled": false,
                      *         "providers": []
@@ -5148,7 +5512,12 @@ export interface operations {
                      *       "inbound": false,
                      *       "limits": {
                      *         "rateLimitPerMinute": 1000,
+                     *         "sessionRateLimitPerMinute": 1200,
                      *         "idempotencyKeyTtlHours": 24
+                     *       },
+                     *       "temporalUi": {
+                     *         "url": "http://localhost:8233",
+                     *         "namespace": "default"
                      *       }
                      *     }
                      */
@@ -6367,6 +6736,46 @@ export interface operations {
             };
         };
     };
+    getEmailsIdPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The parts to show */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPreview"];
+                };
+            };
+        };
+    };
     getEmailsIdRaw: {
         parameters: {
             query?: never;
@@ -7001,6 +7410,127 @@ export interface operations {
             };
         };
     };
+    getOutboxId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The message and its parts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutboxMessageDetail"];
+                };
+            };
+        };
+    };
+    getOutboxIdAttachmentsIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                index: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    getOutboxIdPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The parts to show */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailPreview"];
+                };
+            };
+        };
+    };
     getOutboxIdRaw: {
         parameters: {
             query?: never;
@@ -7325,6 +7855,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectSetupState"];
+                };
+            };
+        };
+    };
+    getRequests: {
+        parameters: {
+            query?: {
+                /** @description How the request was authenticated: `secret`, `public`, `session`; several comma-separated */
+                auth?: string;
+                cursor?: string;
+                limit?: string;
+                /** @description A route template (`/contacts/:id`) or the start of the path (`/v1/`) */
+                path?: string;
+                /** @description A status class: 2xx, 3xx, 4xx or 5xx */
+                status?: "2xx" | "3xx" | "4xx" | "5xx";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A page of requests */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cursor: string | null;
+                        data: components["schemas"]["LoggedRequest"][];
+                        hasMore: boolean;
+                    };
                 };
             };
         };
@@ -8424,6 +9005,76 @@ export interface operations {
             };
         };
     };
+    postTemplatesIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Data over the contact’s (if the address is one), as `/v1/send`’s `data` */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The test email was recorded and queued */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description The test email’s id (GET /emails/{id})
+                             */
+                            email: string;
+                            /** @description As rendered, `[TEST] ` first */
+                            subject: string;
+                            to: string;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+        };
+    };
     getTemplatesIdUsage: {
         parameters: {
             query?: never;
@@ -8475,6 +9126,76 @@ export interface operations {
                             workflowName: string;
                         }[];
                     };
+                };
+            };
+        };
+    };
+    postTemplatesPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "Welcome, {{firstName ?? \"friend\"}}",
+                 *       "body": "<p>Hello {{firstName}}</p>",
+                 *       "type": "MARKETING",
+                 *       "data": {
+                 *         "firstName": "Ada"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    body: string;
+                    /**
+                     * Format: uuid
+                     * @description The contact whose data fills the template
+                     */
+                    contactId?: string;
+                    /** @description Data over the contact’s, as `/v1/send`’s `data` */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    subject: string;
+                    /**
+                     * @description MARKETING mail gets the unsubscribe footer, as when sent
+                     * @default MARKETING
+                     * @enum {string}
+                     */
+                    type?: "TRANSACTIONAL" | "MARKETING" | "HEADLESS";
+                };
+            };
+        };
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The rendered mail and the variables it reads */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePreview"];
                 };
             };
         };
@@ -10032,6 +10753,46 @@ export interface operations {
                         /** @description Executions cancelled */
                         cancelled: number;
                     };
+                };
+            };
+        };
+    };
+    getWorkflowsIdExecutionsCounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Executions by status */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowExecutionCounts"];
                 };
             };
         };

@@ -17,10 +17,18 @@ import {
   templateFields,
   templateListQuery,
   templateListResponse,
+  templatePreviewBody,
+  templatePreviewResponse,
   templateResponse,
+  templateTestBody,
+  templateTestResponse,
   templateUsageResponse,
 } from '../schemas/templateSchemas';
 import { describedRoutes } from '../openapi/describedRouter';
+import { previewTemplate } from '../../services/templates/templatePreview';
+import { sendTemplateTest } from '../../services/templates/templateTestSend';
+import { WorkflowStartError } from '../../temporal/startWorkflow';
+import { workflowStartApiError } from '../http/workflowStartErrors';
 
 /** Limits of template fields (shared with campaigns). */
 export const TEMPLATE_LIMITS = MESSAGE_CONTENT_LIMITS;
@@ -120,6 +128,28 @@ export function templateRoutes(deps: ApiDeps) {
     },
   );
 
+  /** Registered before the `:id` routes; `preview` is no id. */
+  route.post(
+    '/templates/preview',
+    {
+      summary: 'Preview a template',
+      description:
+        'Renders a subject and body (saved or not) as sending would: Handlebars, MJML, the unsubscribe footer of MARKETING mail and the text part, ' +
+        'filled with a contact’s data (`contactId`) and `data` over it. Made for looking (contract 21): no open pixel and no click redirects, ' +
+        'so links point at their targets and viewing records nothing. `variables` lists what the subject and body read. ' +
+        'A template that does not compile or render is refused with the 422 envelope naming the field; an unknown contact is 404.',
+      body: {
+        schema: templatePreviewBody,
+        example: { subject: 'Welcome, {{firstName ?? "friend"}}', body: '<p>Hello {{firstName}}</p>', type: 'MARKETING', data: { firstName: 'Ada' } },
+      },
+      responses: { 200: { description: 'The rendered mail and the variables it reads', schema: templatePreviewResponse } },
+    },
+    async (ctx) => {
+      const body = parseBody(templatePreviewBody, ctx.request.body);
+      ctx.body = (await previewTemplate(deps.config, ctx.state.em, ctx.state.project!.id, body)) satisfies z.input<typeof templatePreviewResponse>;
+    },
+  );
+
   route.get('/templates/:id', { summary: 'Get a template', responses: { 200: { description: 'The template', schema: templateResponse } } }, async (ctx) => {
     ctx.body = serializeTemplate(await loadTemplate(ctx));
   });
@@ -180,6 +210,36 @@ export function templateRoutes(deps: ApiDeps) {
       if (!copy) throw notFound('template', template.id);
       ctx.status = 201;
       ctx.body = { id: copy.id } satisfies z.input<typeof templateDuplicateResponse>;
+    },
+  );
+
+  /** One rendered copy to one address, subject `[TEST] …`, counted nowhere (services/templates/templateTestSend.ts). */
+  route.post(
+    '/templates/:id/test',
+    {
+      summary: 'Send a test email',
+      description:
+        'One copy of the saved template rendered for one address (with that contact’s data, if it is one, and `data` over it), subject `[TEST] …`, ' +
+        'through the one send path. It counts in no contact’s history and no template’s emails. `from` must still be covered by a verified ' +
+        'sender domain (403); a suppressed address is refused (422).',
+      body: { schema: templateTestBody, example: { email: 'ada@example.com' } },
+      responses: { 200: { description: 'The test email was recorded and queued', schema: templateTestResponse } },
+    },
+    async (ctx) => {
+      const template = await loadTemplate(ctx);
+      const { email: address, data } = parseBody(templateTestBody, ctx.request.body);
+      let sent;
+      try {
+        sent = await sendTemplateTest(deps, ctx.state.em, template, address, data ?? {});
+      } catch (err) {
+        if (err instanceof WorkflowStartError) throw workflowStartApiError(err, 'The test email could not be queued; nothing was sent. Try again shortly.');
+        throw err;
+      }
+      ctx.body = {
+        success: true,
+        data: { email: sent.emailId, to: sent.to, subject: sent.subject },
+        message: `Test email sent to ${sent.to}`,
+      } satisfies z.input<typeof templateTestResponse>;
     },
   );
 
