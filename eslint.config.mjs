@@ -19,7 +19,8 @@ import { builtinModules } from 'node:module';
  */
 const LAYERS = {
   scripts: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'client', 'shared'],
-  test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts', 'client', 'shared'],
+  // Tests may import the dashboard's pure modules (web/src/**/*.ts without JSX or DOM) to unit-test them.
+  test: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'scripts', 'client', 'shared', 'web'],
   bench: ['api', 'activities', 'workflows', 'worker', 'services', 'db', 'mail', 'temporal', 'launcher', 'lib', 'test', 'scripts', 'client', 'shared'],
   // The dashboard (a browser app, built by Vite): it talks to the API only through the typed client,
   // and validates forms with the API's own request schemas (shared/).

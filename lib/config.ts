@@ -46,6 +46,8 @@ const envSchema = z.object({
   TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   TEMPORAL_CREATE_NAMESPACE: booleanFromEnv.default('false'),
   TEMPORAL_NAMESPACE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  // The Temporal UI operators open (the dashboard links each workflow execution to its run there); `npm start` sets it for its dev server.
+  TEMPORAL_UI_URL: z.string().url().optional(),
   WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SMTP_URL: z.string().min(1).optional(),
   MAIL_FROM: z.string().min(3).optional(),
@@ -201,6 +203,8 @@ export interface Config {
   /** Register the namespace at start when it does not exist (self-hosted clusters). */
   temporalCreateNamespace: boolean;
   temporalNamespaceRetentionDays: number;
+  /** The Temporal UI's address (TEMPORAL_UI_URL, no trailing slash), answered by GET /config; null when unset. */
+  temporalUiUrl: string | null;
   /** The worker's own GET /health port; undefined = not served. */
   workerHealthPort: number | undefined;
   smtpUrl: string | undefined;
@@ -361,6 +365,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalApiKey: readApiKey(e.TEMPORAL_API_KEY, e.TEMPORAL_API_KEY_FILE),
     temporalCreateNamespace: e.TEMPORAL_CREATE_NAMESPACE,
     temporalNamespaceRetentionDays: e.TEMPORAL_NAMESPACE_RETENTION_DAYS,
+    temporalUiUrl: e.TEMPORAL_UI_URL ? e.TEMPORAL_UI_URL.replace(/\/+$/, '') : null,
     workerHealthPort: e.WORKER_HEALTH_PORT,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM ?? `Mailroom <no-reply@${new URL(publicUrl).hostname}>`,

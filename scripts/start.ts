@@ -247,6 +247,8 @@ async function runStartup(): Promise<void> {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
+    // The dev server's UI, which the dashboard links workflow executions to (GET /config's temporalUi).
+    ...(temporalUi && !process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: temporalUi } : {}),
   };
   runChild('api', 'api/main', env, apiReadiness());
   runChild('worker', 'worker/main', env);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AutomationDefinition, AutomationRow, StepRow, TransitionRow } from '../../db/automations/automationRepository';
 import type { GraphProblem } from '../../services/automation/automationGraph';
-import type { automationResponse, automationSummaryResponse, stepResponse, transitionResponse } from '../schemas/automationSchemas';
+import type { automationResponse, automationSummaryResponse, executionCountsResponse, stepResponse, transitionResponse } from '../schemas/automationSchemas';
 
 /** The API shape of a step (contract section 12). */
 export function serializeStep(step: StepRow): z.input<typeof stepResponse> {
@@ -22,8 +22,8 @@ export function serializeTransition(t: TransitionRow): z.input<typeof transition
   return { id: t.id, fromStepId: t.fromStepId, toStepId: t.toStepId, branch: t.branch, waitOutcome: t.waitOutcome, createdAt: t.createdAt };
 }
 
-/** The workflow record without its graph (lists), as the contract's workflow shape names its fields. */
-export function serializeAutomationSummary(w: AutomationRow, stepCount: number): z.input<typeof automationSummaryResponse> {
+/** The workflow record's own fields, as the contract's workflow shape names them. */
+function automationRecord(w: AutomationRow) {
   return {
     id: w.id,
     name: w.name,
@@ -36,12 +36,19 @@ export function serializeAutomationSummary(w: AutomationRow, stepCount: number):
     projectId: w.projectId,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
-    stepCount,
   };
+}
+
+/** The workflow without its graph (lists), with the number of its steps and of its executions by status. */
+export function serializeAutomationSummary(
+  w: AutomationRow,
+  stepCount: number,
+  executionCounts: z.input<typeof executionCountsResponse>,
+): z.input<typeof automationSummaryResponse> {
+  return { ...automationRecord(w), stepCount, executionCounts };
 }
 
 /** A workflow with its graph, and the problems that stop the graph from running. */
 export function serializeAutomation(d: AutomationDefinition, problems: GraphProblem[]): z.input<typeof automationResponse> {
-  const { stepCount: _count, ...record } = serializeAutomationSummary(d.automation, d.steps.length);
-  return { ...record, steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition), problems };
+  return { ...automationRecord(d.automation), steps: d.steps.map(serializeStep), transitions: d.transitions.map(serializeTransition), problems };
 }

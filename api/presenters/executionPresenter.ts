@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ExecutionRow, ExecutionStepRow } from '../../db/automations/executionRepository';
 import type { executionResponse, executionSummaryResponse } from '../schemas/automationSchemas';
+import { executionWorkflowId } from '../../services/automation/executionStarts';
 
 /** The execution of contract section 12: as lists show it, or with its step history when given. */
 export function serializeExecution(execution: ExecutionRow): z.input<typeof executionSummaryResponse>;
@@ -18,6 +19,7 @@ export function serializeExecution(execution: ExecutionRow, steps?: ExecutionSte
     triggerEventId: execution.triggerEventId,
     waitingForEvent: execution.waitingForEvent,
     waitUntil: execution.waitUntil,
+    temporalWorkflowId: executionWorkflowId(execution.id),
     ...(steps
       ? {
           steps: steps.map((s) => ({

@@ -13,7 +13,9 @@ import { configResponse } from '../schemas/operationsSchemas';
  * STRIPE_SECRET_KEY; object storage when uploads go to an S3 bucket (S3_URL or S3_BUCKET) rather
  * than DATA_DIR/uploads. `localOutbox.senderDomain` names the sender domain every project may use
  * with no DNS while mail stays in the outbox (services/domains/senderDomainLookup.ts), null otherwise.
- * `smtpRelay`: the SMTP submission listener (contract 20) is listening.
+ * `smtpRelay`: the SMTP submission listener (contract 20) is listening. `temporalUi`: the Temporal UI
+ * (TEMPORAL_UI_URL; `npm start` sets it for its dev server) and the namespace, so the dashboard links
+ * each workflow execution to its run there.
  */
 export function configRoutes({ config, smtpStatus }: ApiDeps) {
   const router = new Router<AppState>();
@@ -26,7 +28,8 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
       description:
         'Which integrations this instance has: only those Mailroom implements and that are configured report enabled. ' +
         '`localOutbox.senderDomain` names the sender domain every project may use with no DNS while mail stays in the outbox. ' +
-        '`smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen.',
+        '`smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen. ' +
+        '`temporalUi` says where operators open a workflow execution’s run (TEMPORAL_UI_URL), null when unset.',
       responses: {
         200: {
           description: 'The configuration',
@@ -42,6 +45,7 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
             objectStorage: false,
             inbound: false,
             limits: { rateLimitPerMinute: 1000, sessionRateLimitPerMinute: 1200, idempotencyKeyTtlHours: 24 },
+            temporalUi: { url: 'http://localhost:8233', namespace: 'default' },
           },
         },
       },
@@ -64,6 +68,7 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
           sessionRateLimitPerMinute: config.sessionRateLimitPerMinute,
           idempotencyKeyTtlHours: config.idempotencyKeyTtlHours,
         },
+        temporalUi: config.temporalUiUrl ? { url: config.temporalUiUrl, namespace: config.temporalNamespace } : null,
       } satisfies z.input<typeof configResponse>;
     },
   );

@@ -4,7 +4,14 @@ import type { ApiDeps, AppContext, AppState } from '../state';
 import { ApiError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { isUuid, parseBody, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
-import { cancelAllExecutionsResponse, executionListQuery, executionListResponse, executionResponse, startExecutionBody } from '../schemas/automationSchemas';
+import {
+  cancelAllExecutionsResponse,
+  executionCountsResponse,
+  executionListQuery,
+  executionListResponse,
+  executionResponse,
+  startExecutionBody,
+} from '../schemas/automationSchemas';
 import { describedRoutes } from '../openapi/describedRouter';
 import { automationRepository } from '../../db/automations/automationRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
@@ -70,6 +77,23 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
       const cancelled = await executionRepository.cancelActive(ctx.state.em, automation.projectId, automation.id);
       await cancelInTemporal(cancelled);
       ctx.body = { cancelled: cancelled.length } satisfies z.input<typeof cancelAllExecutionsResponse>;
+    },
+  );
+
+  // Declared before /workflows/:id/executions/:executionId, which would otherwise take "counts" for an id.
+  route.get(
+    '/workflows/:id/executions/counts',
+    {
+      summary: 'Count executions by status',
+      description: 'How many executions the workflow has in each status, every status named (zero included).',
+      responses: { 200: { description: 'Executions by status', schema: executionCountsResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const automation = await loadAutomation(ctx);
+      ctx.body = (await executionRepository.countsByStatus(ctx.state.em, automation.projectId, automation.id)) satisfies z.input<
+        typeof executionCountsResponse
+      >;
     },
   );
 

@@ -58,7 +58,9 @@ export function workflowRoutes(deps: ApiDeps) {
     '/workflows',
     {
       summary: 'List workflows',
-      description: 'Offset pages (`pageSize` at most 100), filtered by `enabled`, trigger `eventName` and a `search` of the name.',
+      description:
+        'Offset pages (`pageSize` at most 100), filtered by `enabled`, trigger `eventName` and a `search` of the name. ' +
+        'Each workflow comes with `stepCount` and `executionCounts`, its executions by status.',
       query: automationListQuery,
       responses: { 200: { description: 'A page of workflows, without their graphs', schema: automationListResponse } },
     },
@@ -74,7 +76,7 @@ export function workflowRoutes(deps: ApiDeps) {
         dir: q.dir,
       });
       ctx.body = {
-        data: automations.map((w) => serializeAutomationSummary(w, w.stepCount)),
+        data: automations.map((w) => serializeAutomationSummary(w, w.stepCount, w.executionCounts)),
         total,
         page: q.page,
         pageSize: q.pageSize,

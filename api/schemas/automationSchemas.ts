@@ -248,9 +248,15 @@ const automationFields = {
   updatedAt: timestamp,
 };
 
-/** A workflow in GET /workflows: without its graph, with the number of its steps (TRIGGER included). */
+/** How many executions a workflow has in each status (every status named, zero included). */
+export const executionCountsResponse = z
+  .object(Object.fromEntries(EXECUTION_STATUSES.map((status) => [status, z.number().int()])) as Record<(typeof EXECUTION_STATUSES)[number], z.ZodNumber>)
+  .strict()
+  .openapi('WorkflowExecutionCounts');
+
+/** A workflow in GET /workflows: without its graph, with the number of its steps (TRIGGER included) and of its executions by status. */
 export const automationSummaryResponse = z
-  .object({ ...automationFields, stepCount: z.number().int() })
+  .object({ ...automationFields, stepCount: z.number().int(), executionCounts: executionCountsResponse })
   .strict()
   .openapi('WorkflowSummary');
 
@@ -298,6 +304,12 @@ const executionFields = {
   triggerEventId: id.nullable(),
   waitingForEvent: z.string().nullable(),
   waitUntil: nullableTimestamp,
+  temporalWorkflowId: z
+    .string()
+    .describe(
+      'The id of the Temporal workflow that runs this execution (never reused), to find its run in the Temporal UI: ' +
+        '`<temporalUi.url>/namespaces/<temporalUi.namespace>/workflows/<temporalWorkflowId>` with GET /config’s `temporalUi`',
+    ),
   startedAt: timestamp,
   completedAt: nullableTimestamp,
   updatedAt: timestamp,

@@ -35,6 +35,15 @@ export const configResponse = z
     /** The inbound SMTP listener is listening. */
     inbound: z.boolean(),
     limits: z.object({ rateLimitPerMinute: z.number().int(), sessionRateLimitPerMinute: z.number().int(), idempotencyKeyTtlHours: z.number() }).strict(),
+    /** The Temporal UI operators use (TEMPORAL_UI_URL) and the namespace Mailroom runs in; null when no UI address is configured. */
+    temporalUi: z
+      .object({ url: z.string(), namespace: z.string() })
+      .strict()
+      .nullable()
+      .describe(
+        'Where operators look at Mailroom’s Temporal runs (TEMPORAL_UI_URL) and its namespace; a workflow execution’s run is at ' +
+          '`<url>/namespaces/<namespace>/workflows/<temporalWorkflowId>`. Null when no UI address is configured.',
+      ),
   })
   .strict()
   .openapi('InstanceConfig');

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { likeContains } from '../contacts/contactQueries';
 import { queryRows, type TimestampText } from '../sql/rows';
 import type { Branch, GraphStep, GraphTransition, StepType, WaitOutcome } from './automationSteps';
+import { EXECUTION_STATUSES, type ExecutionStatus } from './executionRepository';
 
 /**
  * Automation definitions (contract section 12; "workflows" in the HTTP paths and the tables
@@ -240,7 +241,7 @@ export const automationRepository = {
     em: EntityManager,
     projectId: string,
     q: AutomationListQuery,
-  ): Promise<{ automations: Array<AutomationRow & { stepCount: number }>; total: number }> {
+  ): Promise<{ automations: Array<AutomationRow & { stepCount: number; executionCounts: Record<ExecutionStatus, number> }>; total: number }> {
     const where = ['w.project_id = ?'];
     const params: unknown[] = [projectId];
     if (q.enabled !== undefined) {
@@ -258,16 +259,23 @@ export const automationRepository = {
     }
     const filter = where.join(' and ');
     const dir = q.dir === 'asc' ? 'asc' : 'desc';
-    const rows = await queryRows<AutomationTableRow & { step_count: number }>(
+    const rows = await queryRows<AutomationTableRow & { step_count: number; execution_counts: Record<string, number> | null }>(
       em,
-      `select w.*, (select count(*)::int from workflow_steps s where s.workflow_id = w.id) as step_count
+      `select w.*, (select count(*)::int from workflow_steps s where s.workflow_id = w.id) as step_count,
+         (select jsonb_object_agg(status, n) from
+           (select e.status, count(*)::int as n from workflow_executions e where e.workflow_id = w.id group by e.status) by_status) as execution_counts
        from workflows w where ${filter}
        order by ${sortExpression[q.sort]} ${dir}, w.id ${dir}
        limit ? offset ?`,
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
     const [count] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflows w where ${filter}`, params);
-    return { automations: rows.map((r) => ({ ...toAutomation(r), stepCount: r.step_count })), total: count.n };
+    const countsOf = (counts: Record<string, number> | null) =>
+      Object.fromEntries(EXECUTION_STATUSES.map((status) => [status, counts?.[status] ?? 0])) as Record<ExecutionStatus, number>;
+    return {
+      automations: rows.map((r) => ({ ...toAutomation(r), stepCount: r.step_count, executionCounts: countsOf(r.execution_counts) })),
+      total: count.n,
+    };
   },
 
   async update(

@@ -431,6 +431,18 @@ export const executionRepository = {
     return { executions: rows.map(toExecution), total: n };
   },
 
+  /** How many executions a workflow has in each status (every status present, zero included). */
+  async countsByStatus(em: EntityManager, projectId: string, automationId: string): Promise<Record<ExecutionStatus, number>> {
+    const counts = Object.fromEntries(EXECUTION_STATUSES.map((status) => [status, 0])) as Record<ExecutionStatus, number>;
+    const rows = await queryRows<{ status: ExecutionStatus; n: number }>(
+      em,
+      `select status, count(*)::int as n from workflow_executions where project_id = ? and workflow_id = ? group by status`,
+      [projectId, automationId],
+    );
+    for (const row of rows) counts[row.status] = row.n;
+    return counts;
+  },
+
   /**
    * Ends active executions CANCELLED (one, or every active one of a workflow) and answers the
    * ones it ended; their Temporal workflows are cancelled by the caller.

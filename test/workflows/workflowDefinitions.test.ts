@@ -939,6 +939,7 @@ describe('GET /workflows', () => {
       firstExecutionAt: null,
       projectId: project.id,
       stepCount: 4,
+      executionCounts: { RUNNING: 0, WAITING: 0, COMPLETED: 0, EXITED: 0, FAILED: 0, CANCELLED: 0 },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
