@@ -8,6 +8,8 @@ import { campaignRepository, type CampaignRow } from '../../db/campaigns/campaig
 import { serializeCampaign } from '../presenters/campaignPresenter';
 import {
   CAMPAIGN_LIMITS,
+  campaignAudienceCountBody,
+  campaignAudienceCountResponse,
   campaignCancelResponse,
   campaignCreatedResponse,
   campaignListQuery,
@@ -25,6 +27,7 @@ import { cancelCampaignSend, sendCampaign } from '../../services/campaigns/campa
 import { createCampaign, deleteCampaign, updateCampaign } from '../../services/campaigns/campaignEditing';
 import { sendCampaignTest } from '../../services/campaigns/campaignTestSend';
 import { campaignStats } from '../../services/campaigns/campaignStats';
+import { countAudience } from '../../services/campaigns/campaignAudienceCount';
 import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { workflowStartApiError } from '../http/workflowStartErrors';
 import { describedRoutes } from '../openapi/describedRouter';
@@ -133,6 +136,31 @@ export function campaignRoutes(deps: ApiDeps) {
       });
       ctx.status = 201;
       ctx.body = { success: true, data: serializeCampaign(campaign) } satisfies z.input<typeof campaignCreatedResponse>;
+    },
+  );
+
+  route.post(
+    '/campaigns/audience/count',
+    {
+      summary: 'Count an audience’s recipients',
+      description:
+        'How many contacts a campaign of this `type` and audience would be sent to if sent now (the `totalRecipients` its send would fix), ' +
+        'to show while an audience is chosen, before anything is saved. The audience fields and their rules are those of `POST /campaigns` ' +
+        '(422 when missing or invalid, 404 for an unknown segment). Suppressed addresses are counted: their emails are recorded as SUPPRESSED at send time.',
+      body: { schema: campaignAudienceCountBody, example: { type: 'MARKETING', audienceType: 'SEGMENT', segmentId: CAMPAIGN_CREATE_EXAMPLE.segmentId } },
+      responses: {
+        200: { description: 'The number of recipients', schema: campaignAudienceCountResponse, example: { success: true, data: { recipients: 1250 } } },
+      },
+    },
+    async (ctx) => {
+      const body = parseBody(campaignAudienceCountBody, ctx.request.body);
+      const recipients = await countAudience(ctx.state.em, ctx.state.project!.id, {
+        type: body.type,
+        audienceType: body.audienceType,
+        segmentId: body.segmentId ?? null,
+        audienceCondition: body.audienceCondition ?? null,
+      });
+      ctx.body = { success: true, data: { recipients } } satisfies z.input<typeof campaignAudienceCountResponse>;
     },
   );
 

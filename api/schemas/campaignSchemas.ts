@@ -39,6 +39,17 @@ export const updateCampaignBody = z.object({
   audienceCondition: fields.audienceCondition,
 });
 
+/**
+ * POST /campaigns/audience/count: an audience as a campaign names it (the same fields and rules),
+ * and the campaign's type, which says whether only subscribed contacts count.
+ */
+export const campaignAudienceCountBody = z.object({
+  type: fields.type.default('MARKETING'),
+  audienceType: fields.audienceType,
+  segmentId: fields.segmentId,
+  audienceCondition: fields.audienceCondition,
+});
+
 export const campaignListQuery = z.object({
   ...offsetListQuery(CAMPAIGN_SORTS),
   // Unlike sort and dir, an unrecognised status is refused (specification).
@@ -184,5 +195,19 @@ export const campaignStatsResponse = z
       })
       .strict()
       .openapi('CampaignStats'),
+  })
+  .strict();
+
+export const campaignAudienceCountResponse = z
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        recipients: z
+          .number()
+          .int()
+          .describe('The contacts a send would go to now: the audience’s contacts, only the subscribed ones for a MARKETING or HEADLESS campaign'),
+      })
+      .strict(),
   })
   .strict();

@@ -8,6 +8,11 @@ import { executeBound } from '../sql/boundStatement';
 import { dateOrNull, queryRows } from '../sql/rows';
 
 /** What a campaign send reads of its campaign. */
+/** A MARKETING or HEADLESS campaign goes only to subscribed contacts; a TRANSACTIONAL one to all its audience. */
+export function audienceIsSubscribedOnly(type: EmailType): boolean {
+  return type === 'MARKETING' || type === 'HEADLESS';
+}
+
 export interface CampaignForSend {
   id: string;
   projectId: string;
@@ -91,7 +96,7 @@ export const campaignSendRepository = {
         campaign.id,
       ]);
       if (!locked?.audience_fixed_at) {
-        const subscribedOnly = campaign.type === 'MARKETING' || campaign.type === 'HEADLESS';
+        const subscribedOnly = audienceIsSubscribedOnly(campaign.type);
         await tx.execute(
           `insert into campaign_recipients (campaign_id, contact_id)
            select ?, c.id from contacts c

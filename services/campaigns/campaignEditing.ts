@@ -13,17 +13,15 @@ export interface CampaignEditingDeps {
 }
 
 /**
- * Checks a campaign's fields as they will be stored (after a PUT, the merge of old and new):
- * audience fields against the audience type (422, the segment's absence 404), template syntax
- * (422 naming the field), and the sender-domain rule when `from` is new (403).
+ * The audience fields against the audience type (the problems are a 422's `errors` items), and
+ * the fields kept: only the type's own (ALL needs neither, specification). Whether the segment
+ * exists is the caller's check (a 404).
  */
-async function checkCampaign(
-  deps: CampaignEditingDeps,
+export async function checkAudienceFields(
   em: EntityManager,
   projectId: string,
-  fields: CampaignFields,
-  fromChanged: boolean,
-): Promise<CampaignFields> {
+  fields: Pick<CampaignFields, 'audienceType' | 'segmentId' | 'audienceCondition'>,
+): Promise<{ problems: FieldError[]; audience: { segmentId: string | null; audienceCondition: unknown } }> {
   const problems: FieldError[] = [];
   const audience = { segmentId: null as string | null, audienceCondition: null as unknown };
   if (fields.audienceType === 'SEGMENT') {
@@ -37,6 +35,22 @@ async function checkCampaign(
     }
     audience.audienceCondition = fields.audienceCondition;
   }
+  return { problems, audience };
+}
+
+/**
+ * Checks a campaign's fields as they will be stored (after a PUT, the merge of old and new):
+ * audience fields against the audience type (422, the segment's absence 404), template syntax
+ * (422 naming the field), and the sender-domain rule when `from` is new (403).
+ */
+async function checkCampaign(
+  deps: CampaignEditingDeps,
+  em: EntityManager,
+  projectId: string,
+  fields: CampaignFields,
+  fromChanged: boolean,
+): Promise<CampaignFields> {
+  const { problems, audience } = await checkAudienceFields(em, projectId, fields);
   for (const p of checkTemplate({ subject: fields.subject, body: fields.body })) problems.push({ field: p.field, message: p.message, code: 'custom' });
   if (problems.length) throw validationFailed(problems);
 
