@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { EmailRow } from '../../db/emails/emailRepository';
 import type { emailDetailResponse, emailResponse } from '../schemas/emailRecordSchemas';
 import type { EmailEvent } from '../../db/emails/emailRecordRepository';
-import type { ReceivedContent } from '../../services/inbound/receivedContent';
+import type { EmailContent } from '../../services/emails/emailViews';
 
 /** The email record of contract section 9. */
 export function serializeEmail(email: EmailRow): z.input<typeof emailResponse> {
@@ -33,7 +33,7 @@ export function serializeEmail(email: EmailRow): z.input<typeof emailResponse> {
   };
 }
 
-/** GET /emails/:id (contract 20): the record and its own events, oldest first. */
-export function serializeEmailWithEvents(email: EmailRow, events: EmailEvent[], received?: ReceivedContent): z.input<typeof emailDetailResponse> {
-  return { ...serializeEmail(email), ...(received ?? {}), events: events.map((e) => ({ name: e.name, createdAt: e.createdAt, data: e.data })) };
+/** GET /emails/:id (contracts 20, 21): the record, its parts (and a received email's content) and its own events, oldest first. */
+export function serializeEmailWithEvents(email: EmailRow, events: EmailEvent[], content: EmailContent): z.input<typeof emailDetailResponse> {
+  return { ...serializeEmail(email), ...content, events: events.map((e) => ({ name: e.name, createdAt: e.createdAt, data: e.data })) };
 }

@@ -7,13 +7,14 @@ import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { emailRepository, type EmailRow } from '../../db/emails/emailRepository';
 import { emailRecordRepository } from '../../db/emails/emailRecordRepository';
-import { emailCursor, emailDetailResponse, emailListQuery, emailListResponse } from '../schemas/emailRecordSchemas';
+import { emailCursor, emailDetailResponse, emailListQuery, emailListResponse, mailPreviewResponse } from '../schemas/emailRecordSchemas';
 import { describedRoutes } from '../openapi/describedRouter';
 import { serializeEmail, serializeEmailWithEvents } from '../presenters/emailPresenter';
 import { sentMessage } from '../../services/sending/sentMessage';
-import { receivedAttachment, receivedContent, receivedRaw } from '../../services/inbound/receivedContent';
+import { receivedAttachment, receivedRaw } from '../../services/inbound/receivedContent';
+import { emailContent, emailPreview } from '../../services/emails/emailViews';
 
-/** GET /emails, /emails/:id, /emails/:id/raw, /emails/:id/attachments/:index (contract 20), secret key or session. */
+/** GET /emails, /emails/:id, /emails/:id/preview, /emails/:id/raw, /emails/:id/attachments/:index (contracts 20, 21), secret key or session. */
 export function emailRecordRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const auth = keyAuthenticated('secret', deps);
@@ -58,14 +59,32 @@ export function emailRecordRoutes(deps: ApiDeps) {
     '/emails/:id',
     {
       summary: 'Get an email',
-      description: 'The record and its own events, oldest first; a received email adds its text, sanitised HTML, header fields and attachments.',
+      description:
+        'The record and its own events, oldest first, with its `html` and `text` parts: a sent email’s exactly as handed over, tracking included ' +
+        '(to show one without recording an open or click, use GET /emails/{id}/preview); a received email’s text, sanitised HTML, header fields and attachments.',
       responses: { 200: { description: 'The email', schema: emailDetailResponse } },
     },
     ...auth,
     async (ctx) => {
       const email = await loadEmail(ctx);
-      const received = email.source === 'INBOUND' ? await receivedContent(ctx.state.em, email) : undefined;
-      ctx.body = serializeEmailWithEvents(email, await emailRecordRepository.events(ctx.state.em, email), received);
+      ctx.body = serializeEmailWithEvents(email, await emailRecordRepository.events(ctx.state.em, email), await emailContent(ctx.state.em, email));
+    },
+  );
+
+  route.get(
+    '/emails/:id/preview',
+    {
+      summary: 'Preview an email without tracking',
+      description:
+        'Looking is not opening (contract 21): the email’s HTML without the open-tracking pixel and with every tracked link pointing at its own target, ' +
+        'and its text part, so showing it, and following its links, records no open and no click and starts no automation. ' +
+        'Reading this records nothing either. A received email’s HTML is the sanitised one of GET /emails/{id}; `remoteImages` counts the images it would fetch from other hosts.',
+      responses: { 200: { description: 'The parts to show', schema: mailPreviewResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const email = await loadEmail(ctx);
+      ctx.body = (await emailPreview(ctx.state.em, email, deps.config.secret)) satisfies z.input<typeof mailPreviewResponse>;
     },
   );
 

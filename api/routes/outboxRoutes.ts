@@ -6,7 +6,9 @@ import { isUuid, parseQuery } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { outboxRepository } from '../../db/outbox/outboxRepository';
 import { decodeCursor, encodeCursor } from '../http/cursor';
-import { outboxListQuery, outboxListResponse, timeCursor } from '../schemas/outboxSchemas';
+import { outboxListQuery, outboxListResponse, outboxMessageDetailResponse, timeCursor } from '../schemas/outboxSchemas';
+import { mailPreviewResponse } from '../schemas/emailRecordSchemas';
+import { outboxAttachment, outboxContent, outboxPreview } from '../../services/outbox/outboxContent';
 import { describedRoutes } from '../openapi/describedRouter';
 
 function escapeHtml(value: string): string {
@@ -46,6 +48,75 @@ export function outboxRoutes(deps: ApiDeps) {
         cursor: result.cursor,
         hasMore: result.hasMore,
       } satisfies z.input<typeof outboxListResponse>;
+    },
+  );
+
+  /** A non-uuid id cannot name a message: 404 as for an unknown one. */
+  const messageId = (ctx: AppContext) => (isUuid(ctx.params.id) ? ctx.params.id.toLowerCase() : null);
+
+  route.get(
+    '/outbox/:id',
+    {
+      summary: 'Get a captured message’s parts',
+      description:
+        'The message as GET /outbox lists it, with its text and HTML parts (as they would have been sent, tracking included), header fields and attachments, ' +
+        'read with the MIME parser that reads received mail. To show its HTML without recording an open or click, use GET /outbox/{id}/preview.',
+      responses: { 200: { description: 'The message and its parts', schema: outboxMessageDetailResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const id = messageId(ctx);
+      const content = id ? await outboxContent(ctx.state.em, ctx.state.project!.id, id) : null;
+      if (!content) throw notFound('message', ctx.params.id);
+      const { message: m, ...parts } = content;
+      ctx.body = {
+        id: m.id,
+        messageId: m.messageId,
+        from: m.from,
+        to: m.to,
+        subject: m.subject,
+        size: m.size,
+        createdAt: m.createdAt,
+        ...parts,
+      } satisfies z.input<typeof outboxMessageDetailResponse>;
+    },
+  );
+
+  route.get(
+    '/outbox/:id/preview',
+    {
+      summary: 'Preview a captured message without tracking',
+      description:
+        'Looking is not opening (contract 21): the message’s HTML without the open-tracking pixel and with every tracked link pointing at its target, and its text part, ' +
+        'as GET /emails/{id}/preview answers for an email.',
+      responses: { 200: { description: 'The parts to show', schema: mailPreviewResponse } },
+    },
+    ...auth,
+    async (ctx) => {
+      const id = messageId(ctx);
+      const preview = id ? await outboxPreview(ctx.state.em, ctx.state.project!.id, id, deps.config.secret) : null;
+      if (!preview) throw notFound('message', ctx.params.id);
+      ctx.body = preview satisfies z.input<typeof mailPreviewResponse>;
+    },
+  );
+
+  route.get(
+    '/outbox/:id/attachments/:index',
+    {
+      summary: 'Get a captured message’s attachment',
+      description: 'The attachment’s bytes with its own content type, always as a download (`Content-Disposition: attachment`). `index` counts from 0.',
+      responses: { 200: { description: 'The attachment', contentType: '*/*' } },
+    },
+    ...auth,
+    async (ctx) => {
+      const id = messageId(ctx);
+      const index = /^\d{1,4}$/.test(ctx.params.index) ? Number(ctx.params.index) : -1;
+      const attachment = id && index >= 0 ? await outboxAttachment(ctx.state.em, ctx.state.project!.id, id, index) : null;
+      if (!attachment) throw notFound('attachment', ctx.params.index);
+      ctx.type = attachment.contentType;
+      ctx.set('Content-Disposition', 'attachment');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = attachment.content;
     },
   );
 

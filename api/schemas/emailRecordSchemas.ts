@@ -72,12 +72,25 @@ export const emailResponse = z.object(emailShape).strict().openapi('Email');
 
 export const emailListResponse = cursorPage(emailResponse).strict();
 
-/** GET /emails/:id: the record, its own events oldest first, and a received email's content. */
+/** GET /emails/:id: the record, its own events oldest first, its parts (contract 21) and a received email's content. */
 export const emailDetailResponse = z
   .object({
     ...emailShape,
-    text: z.string().nullable().optional().describe('A received email’s text part; null once retention removed the message'),
-    html: z.string().nullable().optional().describe('A received email’s HTML, sanitised'),
+    text: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'The text part: a sent email’s as handed over, a received email’s as received; null when there is none, or once retention removed a received message',
+      ),
+    html: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'The HTML part: a sent email’s exactly as handed over, open pixel and click redirects included (GET /emails/{id}/preview has it without them); ' +
+          'a received email’s sanitised; null when there is none, or once retention removed a received message',
+      ),
     headers: z
       .array(z.object({ name: z.string(), value: z.string() }).strict())
       .optional()
@@ -90,3 +103,22 @@ export const emailDetailResponse = z
   })
   .strict()
   .openapi('EmailDetail');
+
+/**
+ * GET /emails/:id/preview and /outbox/:id/preview (contract 21, "looking is not opening"): a
+ * message's parts made for looking at, with no tracking left to trigger.
+ */
+export const mailPreviewResponse = z
+  .object({
+    html: z
+      .string()
+      .nullable()
+      .describe('The HTML without the open pixel and with every tracked link pointing at its target (received mail: sanitised); null when there is none'),
+    text: z.string().nullable().describe('The text part (never tracked); null when there is none'),
+    remoteImages: z
+      .number()
+      .int()
+      .describe('How many images of `html` a mail client would fetch from another host (an `http` or `https` `src`): the dashboard loads none of them'),
+  })
+  .strict()
+  .openapi('MailPreview');

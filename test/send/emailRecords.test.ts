@@ -216,6 +216,9 @@ describe('GET /emails/:id', () => {
       opens: 1,
       clicks: 0,
       createdAt: expect.any(String),
+      // Contract 21: the parts as handed over, tracking included.
+      html: expect.stringMatching(/^<p>Hi<\/p><img src="http:\/\/mailroom\.test\/t\/o\/[^"]+\.gif"/),
+      text: 'Hi',
       events: [
         { name: 'email.sent', createdAt: expect.any(String), data: expect.objectContaining({ emailId, subject: 'Open me' }) },
         { name: 'email.opened', createdAt: expect.any(String), data: expect.objectContaining({ emailId }) },
