@@ -20,7 +20,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.silent = true;
 
   app.use(requestId());
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, deps.requestLog));
   app.use(errorHandler(deps.logger));
   app.use(rejectNulCharacters());
   // A send carries its attachments as base64 (4/3 of their size) beside the rest of the message.

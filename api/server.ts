@@ -23,6 +23,7 @@ import type { ApiDeps, AppState } from './state';
 import { configuredSmtpPorts, startSmtpListeners, type RunningSmtpListeners, type SmtpListenerPorts, type SmtpListenerStatus } from './smtp';
 import { InboundRecipients } from '../services/inbound/inboundRecipients';
 import { InboundReception } from '../services/inbound/inboundReception';
+import { RequestLogWriter } from '../services/requestLog/requestLogWriter';
 
 export interface RunningApi {
   server: http.Server;
@@ -35,6 +36,8 @@ export interface RunningApi {
   eventTriggers: EventTriggers;
   /** The SMTP roles it runs (contract 20), each null when off. */
   smtp: RunningSmtpListeners;
+  /** The project request log's writer (tests flush it rather than wait a second). */
+  requestLog: RequestLogWriter;
   /**
    * Closes the SMTP listeners (sessions in progress get their reply), stops accepting connections,
    * answers the requests it accepted (up to API_SHUTDOWN_GRACE_MS), then closes pools. With
@@ -84,10 +87,12 @@ export async function startApiServer(
   // (api/httpDrain.ts; its request listener goes before the app's, wherever this stands).
   const connections = trackConnections(server);
   // Which SMTP roles listen, for GET /config; set once each listener is up.
-  const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false };
+  const smtpStatus: SmtpListenerStatus = { inbound: false, submission: false, submissionPort: null };
   const inboundReception = new InboundReception({ orm, temporal, logger });
   // One per process, read by the send path and by the inbound listener's RCPT (the `inbound` cap).
   const capUsage = new CapUsageLookup(orm);
+  // The project request log (GET /requests), written in batches off the request path.
+  const requestLog = new RequestLogWriter(orm, logger);
   const deps: ApiDeps = {
     config,
     orm,
@@ -104,6 +109,7 @@ export async function startApiServer(
     objectStore,
     isDraining: connections.isDraining,
     smtpStatus,
+    requestLog,
   };
   const app = createApp(deps);
   const handleRequest = app.callback();
@@ -137,6 +143,8 @@ export async function startApiServer(
       await inboundReception.drain();
       await segmentUpdates.close();
       await executionTriggers.close();
+      // The answered requests' rows still buffered.
+      await requestLog.close();
       // Only now: the requests answered above needed the database and Temporal until their last byte.
       await orm.close();
       await temporal.close();
@@ -144,5 +152,5 @@ export async function startApiServer(
       objectStore.close();
     })());
 
-  return { server, app, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, smtp, close };
+  return { server, app, port, url: `http://127.0.0.1:${port}`, orm, temporal, eventTriggers, smtp, requestLog, close };
 }

@@ -17,6 +17,7 @@ import type { SnsFetcher } from '../mail/sns/snsFetcher';
 import type { ObjectStore } from '../lib/objectStorage/objectStore';
 import type { InboundServices } from '../services/inbound/inboundReceipt';
 import type { SmtpListenerStatus } from './smtp/listenerStatus';
+import type { RequestLogWriter } from '../services/requestLog/requestLogWriter';
 
 /** Services the API is built from; created once per process by api/server.ts. */
 export interface ApiDeps {
@@ -40,6 +41,8 @@ export interface ApiDeps {
    * notifications (POST /webhooks/sns), so SES mail is received whether or not the listener runs.
    */
   inbound: InboundServices;
+  /** The project request log's buffered writer (GET /requests); absent = nothing is logged. */
+  requestLog?: RequestLogWriter;
   /** The SMTP roles listening now (api/smtp/index.ts), for GET /config; absent = none. */
   smtpStatus?: SmtpListenerStatus;
   /** True once the server has begun to shut down (api/httpDrain.ts): /health answers 503. */

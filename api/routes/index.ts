@@ -29,6 +29,7 @@ import { analyticsRoutes } from './analyticsRoutes';
 import { emailRecordRoutes } from './emailRecordRoutes';
 import { suppressionRoutes } from './suppressionRoutes';
 import { dashboardRoutes } from './dashboardRoutes';
+import { requestLogRoutes } from './requestLogRoutes';
 
 /**
  * Every router of the API, in the order they are mounted (order matters where two paths overlap).
@@ -66,6 +67,7 @@ export function apiRouters(deps: ApiDeps): Router<AppState>[] {
     contactJobRoutes(deps),
     contactRoutes(deps),
     uploadRoutes(deps),
+    requestLogRoutes(deps),
     dashboardRoutes(),
   ];
 }

@@ -36,12 +36,14 @@ export async function startSmtpListeners(deps: ApiDeps, ports: SmtpListenerPorts
     const inboundListener = ports.inbound === null ? null : await startInboundSmtp(ports.inbound, settings, deps.inbound, deps.logger);
     if (inboundListener) started.push(inboundListener);
     status.submission = submission !== null;
+    status.submissionPort = submission?.port ?? null;
     status.inbound = inboundListener !== null;
     return {
       inbound: inboundListener,
       submission,
       async close() {
         status.submission = false;
+        status.submissionPort = null;
         status.inbound = false;
         // Sessions in progress get their reply (a stored message its 250) before this resolves.
         await Promise.all(started.map((listener) => listener.close()));

@@ -2,4 +2,6 @@
 export interface SmtpListenerStatus {
   inbound: boolean;
   submission: boolean;
+  /** The submission listener's port while it listens (a test's may be any free port), else null. */
+  submissionPort: number | null;
 }

@@ -25,6 +25,7 @@ import { Migration20261125102000EmailRecordFilters } from './Migration2026112510
 import { Migration20261125130000RelayIdempotency } from './Migration20261125130000RelayIdempotency';
 import { Migration20261126010000ProviderReceipts } from './Migration20261126010000ProviderReceipts';
 import { Migration20261127200000SessionRateLimit } from './Migration20261127200000SessionRateLimit';
+import { Migration20261127210000RequestLog } from './Migration20261127210000RequestLog';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -55,4 +56,5 @@ export const migrationsList = [
   { name: 'Migration20261125130000RelayIdempotency', class: Migration20261125130000RelayIdempotency },
   { name: 'Migration20261126010000ProviderReceipts', class: Migration20261126010000ProviderReceipts },
   { name: 'Migration20261127200000SessionRateLimit', class: Migration20261127200000SessionRateLimit },
+  { name: 'Migration20261127210000RequestLog', class: Migration20261127210000RequestLog },
 ];

@@ -47,6 +47,9 @@ export const projectTablesKeptOnReset = [
   'billing_accounts',
   'billing_usage_reports',
   'stripe_events',
+  // The request log (GET /requests) is a record of how the project's keys were used, not its
+  // data: it stays, and goes by its own retention (REQUEST_LOG_RETENTION_DAYS).
+  'api_requests',
 ] as const;
 
 export const projectDataRepository = {

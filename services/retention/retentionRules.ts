@@ -6,6 +6,7 @@ import { userRepository } from '../../db/repositories/userRepository';
 import { idempotencyKeyRepository } from '../../db/repositories/idempotencyKeyRepository';
 import { executionRepository } from '../../db/automations/executionRepository';
 import { inboundMessageRepository } from '../../db/inbound/inboundMessageRepository';
+import { requestLogRepository } from '../../db/requestLog/requestLogRepository';
 
 /**
  * What the hourly cleanup removes because it has served its purpose: one rule per kind of data.
@@ -93,6 +94,10 @@ export const RETENTION_RULES = {
     inBatches(pass, INBOUND_MESSAGES_PER_STATEMENT, () =>
       inboundMessageRepository.clearContentOlderThan(pass.em, pass.settings.inboundDays, INBOUND_MESSAGES_PER_STATEMENT),
     ),
+
+  /** The projects' request logs (GET /requests): requests older than REQUEST_LOG_RETENTION_DAYS. */
+  requestLog: (pass) =>
+    inBatches(pass, ROWS_PER_STATEMENT, () => requestLogRepository.deleteOlderThan(pass.em, pass.settings.requestLogDays, ROWS_PER_STATEMENT)),
 } satisfies Record<string, RetentionRule>;
 
 export type RetentionKind = keyof typeof RETENTION_RULES;

@@ -64,14 +64,21 @@ describe('settings', () => {
   const env = (vars: Record<string, string>) => loadConfig({ DATA_DIR: dataDir, SECRET: 'a-test-secret-of-length', ...vars });
 
   it('has documented defaults', () => {
-    expect(env({}).retention).toEqual({ importFileDays: 7, inboundDays: 30, executionStepsKept: 100, tempFileMaxAgeHours: 1 });
+    expect(env({}).retention).toEqual({ importFileDays: 7, inboundDays: 30, executionStepsKept: 100, tempFileMaxAgeHours: 1, requestLogDays: 7 });
     expect(
-      env({ IMPORT_FILE_RETENTION_DAYS: '0', INBOUND_RETENTION_DAYS: '90', EXECUTION_STEPS_KEPT: '500', TEMP_FILE_MAX_AGE_HOURS: '24' }).retention,
+      env({
+        IMPORT_FILE_RETENTION_DAYS: '0',
+        INBOUND_RETENTION_DAYS: '90',
+        EXECUTION_STEPS_KEPT: '500',
+        TEMP_FILE_MAX_AGE_HOURS: '24',
+        REQUEST_LOG_RETENTION_DAYS: '30',
+      }).retention,
     ).toEqual({
       importFileDays: 0,
       inboundDays: 90,
       executionStepsKept: 500,
       tempFileMaxAgeHours: 24,
+      requestLogDays: 30,
     });
   });
 
@@ -84,6 +91,8 @@ describe('settings', () => {
     ['EXECUTION_STEPS_KEPT', 'all', 'EXECUTION_STEPS_KEPT: must be a whole number of steps'],
     ['TEMP_FILE_MAX_AGE_HOURS', '0', 'TEMP_FILE_MAX_AGE_HOURS: must be at least 1 hours'],
     ['TEMP_FILE_MAX_AGE_HOURS', '-3', 'TEMP_FILE_MAX_AGE_HOURS: must be at least 1 hours'],
+    ['REQUEST_LOG_RETENTION_DAYS', '0', 'REQUEST_LOG_RETENTION_DAYS: must be at least 1 days'],
+    ['REQUEST_LOG_RETENTION_DAYS', 'forever', 'REQUEST_LOG_RETENTION_DAYS: must be a whole number of days'],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => env({ [name]: value })).toThrow(ConfigError);
     expect(() => env({ [name]: value })).toThrow(message);
@@ -252,7 +261,15 @@ describe('the hourly cleanup', () => {
       steps_waiting: 50,
       steps_short: 30,
     });
-    expect(result.retention).toEqual({ importFiles: 4, sessions: 2, accountTokens: 2, idempotencyKeys: 1, executionSteps: 150, inboundContent: 0 });
+    expect(result.retention).toEqual({
+      importFiles: 4,
+      sessions: 2,
+      accountTokens: 2,
+      idempotencyKeys: 1,
+      executionSteps: 150,
+      inboundContent: 0,
+      requestLog: 0,
+    });
     expect(result.unfinished).toEqual([]);
     expect(stack.logs.filter((l) => l.event === 'retention.applied').map((l) => l.kind)).toEqual(
       expect.arrayContaining(['importFiles', 'sessions', 'accountTokens', 'idempotencyKeys', 'executionSteps']),
@@ -282,7 +299,15 @@ describe('the hourly cleanup', () => {
     expect(shown.body.steps.map((s: { sequence: number }) => s.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => 80 + i));
 
     // A second run finds nothing left to remove.
-    expect((await runCleanup()).retention).toEqual({ importFiles: 0, sessions: 0, accountTokens: 0, idempotencyKeys: 0, executionSteps: 0, inboundContent: 0 });
+    expect((await runCleanup()).retention).toEqual({
+      importFiles: 0,
+      sessions: 0,
+      accountTokens: 0,
+      idempotencyKeys: 0,
+      executionSteps: 0,
+      inboundContent: 0,
+      requestLog: 0,
+    });
   });
 
   it('bounds the history of an execution that loops for ever, which goes on walking', async () => {

@@ -8,7 +8,7 @@ import type { Orm } from '../../../db/orm';
  * finish; a kind this worker does not know is left for the next run. What each rule deletes is
  * tested with the database (test/platform/retention.test.ts).
  */
-const settings = { importFileDays: 7, inboundDays: 30, executionStepsKept: 100, tempFileMaxAgeHours: 24 };
+const settings = { importFileDays: 7, inboundDays: 30, executionStepsKept: 100, tempFileMaxAgeHours: 24, requestLogDays: 7 };
 
 /** A database nobody may use: a statement fails the test. */
 const untouchable = {
@@ -35,7 +35,7 @@ function recordingLogger() {
 }
 
 it('knows its kinds, a pass of each bounded by two minutes', () => {
-  expect(RETENTION_KINDS).toEqual(['importFiles', 'sessions', 'accountTokens', 'idempotencyKeys', 'executionSteps', 'inboundContent']);
+  expect(RETENTION_KINDS).toEqual(['importFiles', 'sessions', 'accountTokens', 'idempotencyKeys', 'executionSteps', 'inboundContent', 'requestLog']);
   expect(RETENTION_KINDS.every(isRetentionKind)).toBe(true);
   expect(isRetentionKind('toString')).toBe(false);
   expect(RETENTION_PASS_MS).toBe(120_000);
