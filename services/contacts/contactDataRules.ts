@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { findJsonProblem } from '../../lib/untrustedJson';
 import { setOwn } from '../../lib/ownProperty';
+import { RESERVED_DATA_KEYS } from '../../shared/contactImport';
 
-export { setOwn };
+export { setOwn, RESERVED_DATA_KEYS };
 
 /**
  * The contact `data` rules (specification "Rules for data values", contract section 5), written
@@ -17,7 +18,7 @@ export { setOwn };
  * - values nest at most MAX_JSON_DEPTH levels, and text holds no NUL or unpaired surrogate
  *   (lib/untrustedJson.ts).
  */
-export const RESERVED_DATA_KEYS = new Set(['id', 'mailroom_id', 'mailroom_email', 'email', 'unsubscribeUrl', 'subscribeUrl', 'manageUrl']);
+// RESERVED_DATA_KEYS (dropped silently) lives in shared/contactImport.ts: the dashboard's import preview names them too.
 
 export const MAX_DATA_KEYS = 100;
 export const MAX_DATA_KEY_LENGTH = 100;

@@ -1,8 +1,8 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable, pipeline as streamPipeline } from 'node:stream';
 import { CsvError, parse, type Options as CsvParseOptions } from 'csv-parse';
-import { z } from 'zod';
 import { setOwn, splitDataChanges } from './contactDataRules';
+import { checkCsvHeader, csvEmailCell, subscribedCell, typedCell, type CsvHeader } from '../../shared/contactImport';
 import type { ContactUpsert } from '../../db/contacts/contactRepository';
 import type { JobError } from '../../db/jobs/jobRepository';
 
@@ -16,35 +16,15 @@ import type { JobError } from '../../db/jobs/jobRepository';
  */
 export class CsvFileError extends Error {}
 
-export interface CsvHeader {
-  columns: string[];
-  emailIndex: number;
-  subscribedIndex: number;
-}
+export type { CsvHeader };
 
 const csvParseOptions: CsvParseOptions = { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true };
 
-const emailSchema = z.string().trim().max(254).email();
-const truthy = new Set(['true', '1', 'yes', 'y']);
-const falsy = new Set(['false', '0', 'no', 'n']);
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** The header row's rules: an `email` column, every column named, none twice. */
+/** The header row's rules (shared/contactImport.ts, which the dashboard's column preview applies too). */
 export function readCsvHeader(record: string[]): CsvHeader {
-  const columns = record.map((h) => h.trim());
-  if (columns.some((h) => h.includes('\u0000'))) {
-    throw new CsvFileError('The header row contains NUL characters; save the file as UTF-8 CSV (not UTF-16)');
-  }
-  const emailIndex = columns.findIndex((h) => h.toLowerCase() === 'email');
-  if (emailIndex < 0) throw new CsvFileError('The CSV has no "email" column in its header row');
-  const seen = new Set<string>();
-  for (const h of columns) {
-    if (!h) throw new CsvFileError('Every column of the header row needs a name');
-    if (h.length > 100) throw new CsvFileError(`Column names are at most 100 characters: "${h.slice(0, 40)}…"`);
-    if (seen.has(h.toLowerCase())) throw new CsvFileError(`The column "${h}" appears twice in the header row`);
-    seen.add(h.toLowerCase());
-  }
-  return { columns, emailIndex, subscribedIndex: columns.findIndex((h) => h.toLowerCase() === 'subscribed') };
+  const checked = checkCsvHeader(record);
+  if ('error' in checked) throw new CsvFileError(checked.error);
+  return checked.header;
 }
 
 /** About a millisecond of csv-parse's work on a quiet machine. */
@@ -131,15 +111,6 @@ export async function* readCsvRecords(chunks: AsyncIterable<Buffer>): AsyncGener
   }
 }
 
-function typedCell(value: string): unknown {
-  if (/^-?\d+(\.\d+)?$/.test(value) && value.length < 16 && !/^-?0\d/.test(value)) return Number(value);
-  const lower = value.toLowerCase();
-  if (lower === 'true') return true;
-  if (lower === 'false') return false;
-  if (ISO_DATE.test(value) && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
-  return value;
-}
-
 /** Turns one data row into a contact write, or the reason it cannot be one. `rowNumber` counts the header as row 1. */
 export function csvRowToUpsert(csv: CsvHeader, cells: string[], rowNumber: number): { upsert: ContactUpsert } | { error: JobError } {
   if (cells.length > csv.columns.length) {
@@ -147,28 +118,24 @@ export function csvRowToUpsert(csv: CsvHeader, cells: string[], rowNumber: numbe
   }
   // PostgreSQL text cannot hold NUL; such a row is reported, never sent to the database.
   if (cells.some((cell) => cell.includes('\u0000'))) {
-    const email = emailSchema.safeParse(cells[csv.emailIndex] ?? '');
+    const email = csvEmailCell.safeParse(cells[csv.emailIndex] ?? '');
     return {
       error: { row: rowNumber, email: email.success ? email.data.toLowerCase() : undefined, error: 'The row contains a NUL character, which cannot be stored' },
     };
   }
   const rawEmail = cells[csv.emailIndex] ?? '';
-  const email = emailSchema.safeParse(rawEmail);
+  const email = csvEmailCell.safeParse(rawEmail);
   if (!email.success)
     return { error: { row: rowNumber, email: rawEmail.slice(0, 254) || undefined, error: rawEmail ? 'Invalid email address' : 'Missing email' } };
-  let subscribed: boolean | undefined;
-  if (csv.subscribedIndex >= 0 && cells[csv.subscribedIndex]) {
-    const value = cells[csv.subscribedIndex].toLowerCase();
-    if (truthy.has(value)) subscribed = true;
-    else if (falsy.has(value)) subscribed = false;
-    else
-      return {
-        error: {
-          row: rowNumber,
-          email: email.data.toLowerCase(),
-          error: `subscribed must be true/false/1/0/yes/no, not "${cells[csv.subscribedIndex].slice(0, 20)}"`,
-        },
-      };
+  const subscribed = csv.subscribedIndex >= 0 ? subscribedCell(cells[csv.subscribedIndex]) : undefined;
+  if (subscribed === 'invalid') {
+    return {
+      error: {
+        row: rowNumber,
+        email: email.data.toLowerCase(),
+        error: `subscribed must be true/false/1/0/yes/no, not "${cells[csv.subscribedIndex].slice(0, 20)}"`,
+      },
+    };
   }
   const data: Record<string, unknown> = {};
   csv.columns.forEach((column, i) => {

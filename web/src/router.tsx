@@ -40,6 +40,10 @@ export const router = createBrowserRouter(
               lazy: async () => ({ Component: (await import('./projects/ProjectLayout')).ProjectLayout }),
               children: [
                 { index: true, lazy: async () => ({ Component: (await import('./overview/OverviewPage')).OverviewPage }) },
+                { path: 'contacts', lazy: async () => ({ Component: (await import('./contacts/ContactsPage')).ContactsPage }) },
+                { path: 'contacts/new', lazy: async () => ({ Component: (await import('./contacts/NewContactPage')).NewContactPage }) },
+                { path: 'contacts/import', lazy: async () => ({ Component: (await import('./contacts/ImportPage')).ImportPage }) },
+                { path: 'contacts/:contactId', lazy: async () => ({ Component: (await import('./contacts/ContactPage')).ContactPage }) },
                 { path: 'emails', lazy: async () => ({ Component: (await import('./emails/EmailsPage')).EmailsPage }) },
                 { path: 'activity', lazy: async () => ({ Component: (await import('./activity/ActivityPage')).ActivityPage }) },
                 { path: 'domains', lazy: async () => ({ Component: (await import('./domains/DomainsPage')).DomainsPage }) },

@@ -17,6 +17,7 @@ export interface NavItem {
  */
 export const NAV_ITEMS: NavItem[] = [
   { label: 'Overview', to: '' },
+  { label: 'Contacts', to: 'contacts' },
   { label: 'Emails', to: 'emails' },
   { label: 'Activity', to: 'activity' },
   { label: 'Domains', to: 'domains' },
