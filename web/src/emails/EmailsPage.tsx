@@ -1,7 +1,6 @@
 import { useId, type FormEvent } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { useSearchParams } from 'react-router';
-import type { components } from '../../../client/mailroomClient';
+import { Link, useSearchParams } from 'react-router';
 import { unwrap } from '../api/client';
 import { queryKeys } from '../api/queries';
 import { useCurrentProject } from '../projects/currentProject';
@@ -9,31 +8,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { Loading } from '../components/Loading';
 import { PageTitle } from '../components/PageTitle';
 import { formatDateTime } from '../components/format';
-
-type Email = components['schemas']['Email'];
-
-/** Every status and source in words; typed by the API's own answer, so a new value fails the dashboard's build until it is named. */
-const STATUS_LABELS: Record<Email['status'], string> = {
-  QUEUED: 'Queued',
-  SENDING: 'Sending',
-  SENT: 'Sent',
-  DELIVERED: 'Delivered',
-  OPENED: 'Opened',
-  CLICKED: 'Clicked',
-  BOUNCED: 'Bounced',
-  COMPLAINED: 'Complained',
-  FAILED: 'Failed',
-  SUPPRESSED: 'Suppressed',
-  RECEIVED: 'Received',
-};
-const SOURCE_LABELS: Record<Email['source'], string> = {
-  TRANSACTIONAL: 'Transactional',
-  CAMPAIGN: 'Campaign',
-  WORKFLOW: 'Workflow',
-  INBOUND: 'Received',
-};
-const GOOD = new Set<Email['status']>(['SENT', 'DELIVERED', 'OPENED', 'CLICKED', 'RECEIVED']);
-const BAD = new Set<Email['status']>(['BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED']);
+import { SOURCE_LABELS, STATUS_LABELS, statusBadgeClass } from './emailLabels';
 
 function oneOf<T extends string>(labels: Record<T, string>, value: string | null): T | undefined {
   return value !== null && value in labels ? (value as T) : undefined;
@@ -146,12 +121,12 @@ export function EmailsPage() {
                   <tr key={email.id}>
                     <td className="nowrap">{formatDateTime(email.createdAt)}</td>
                     <td>{email.to}</td>
-                    <td className="truncate">{email.subject || '(no subject)'}</td>
+                    <td className="truncate">
+                      <Link to={email.id}>{email.subject || '(no subject)'}</Link>
+                    </td>
                     <td>{SOURCE_LABELS[email.source]}</td>
                     <td>
-                      <span className={GOOD.has(email.status) ? 'badge badge-success' : BAD.has(email.status) ? 'badge badge-danger' : 'badge'}>
-                        {STATUS_LABELS[email.status]}
-                      </span>
+                      <span className={statusBadgeClass(email.status)}>{STATUS_LABELS[email.status]}</span>
                     </td>
                   </tr>
                 ))}

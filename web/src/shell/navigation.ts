@@ -23,4 +23,5 @@ export const NAV_ITEMS: NavItem[] = [
   { label: 'Domains', to: 'domains' },
   { label: 'Developers', to: 'developers' },
   { label: 'Settings', to: 'settings' },
+  { label: 'Outbox', to: 'outbox', shownWhen: (config) => config.localOutbox.enabled },
 ];
