@@ -182,12 +182,17 @@ test('contacts: create, search, one contact’s timeline, edit, import a CSV liv
   await page.getByRole('combobox', { name: 'Subscribed' }).selectOption('');
   await page.getByRole('link', { name: 'person29@example.com' }).waitFor();
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('list-390'), fullPage: false });
+  await page.screenshot({ path: screenshot('list-390'), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
 
   // Delete, after a confirmation that names the consequence.
   await page.goto(`${base}/${graceId}`);
   await page.getByRole('heading', { name: 'grace@example.com', level: 1 }).waitFor();
+  await page.getByRole('region', { name: 'Data' }).getByText('Grace').waitFor();
+  await page.getByText('Loading the timeline…').waitFor({ state: 'detached' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: screenshot('contact-390'), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.getByRole('button', { name: 'Delete contact' }).click();
   const dialog = page.getByRole('dialog', { name: 'Delete grace@example.com?' });
   await dialog.getByText('cannot be undone').waitFor();

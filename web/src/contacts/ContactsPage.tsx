@@ -169,7 +169,7 @@ export function ContactsPage() {
           </h2>
         </div>
         <div className="filters">
-          <form role="search" className="filter-search" onSubmit={submitSearch}>
+          <form role="search" className="filter-search contacts-search" onSubmit={submitSearch}>
             <label htmlFor={ids.search}>Search</label>
             <input id={ids.search} name="search" type="search" placeholder="Part of an email address" defaultValue={search ?? ''} key={search ?? ''} />
             <button type="submit" className="button">
