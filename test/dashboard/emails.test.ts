@@ -266,7 +266,7 @@ test('received mail: its verdicts, its sanitised HTML with remote images not loa
 }, 120_000);
 
 test('the outbox: listed while SMTP_URL is unset, each message as HTML, text and raw source', async () => {
-  await sendEmail({ subject: 'Caught in the outbox', body: '<p>Hello from the <strong>outbox</strong>.</p>' });
+  const emailId = await sendEmail({ subject: 'Caught in the outbox', body: '<p>Hello from the <strong>outbox</strong>.</p>' });
   const { context, page } = await signedIn();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Outbox' }).click();
   await page.getByRole('heading', { name: 'Outbox', level: 1 }).waitFor();
@@ -287,5 +287,22 @@ test('the outbox: listed while SMTP_URL is unset, each message as HTML, text and
   await page.getByRole('tab', { name: 'Raw source' }).click();
   await page.getByRole('tabpanel').getByText('Subject: Caught in the outbox').waitFor();
   await expectAccessible(page);
+
+  // The email it was caught for.
+  await page.getByRole('link', { name: 'Open its email record' }).click();
+  await page.getByRole('heading', { name: 'Caught in the outbox', level: 1 }).waitFor();
+  expect(new URL(page.url()).pathname).toBe(`/app/projects/${project.id}/emails/${emailId}`);
   await context.close();
 }, 120_000);
+
+test('an email or caught message that does not exist: the API’s message and request id', async () => {
+  const { context, page } = await signedIn();
+  for (const pagePath of ['emails', 'outbox']) {
+    await page.goto(`${stack.api.url}/app/projects/${project.id}/${pagePath}/00000000-0000-4000-8000-000000000000`);
+    const alert = page.getByRole('alert');
+    await alert.getByText(/not found/i).waitFor();
+    expect(await alert.textContent()).toMatch(/Request ID: \S+/);
+    await expectAccessible(page);
+  }
+  await context.close();
+}, 60_000);

@@ -90,7 +90,12 @@ export function EmailPage() {
         </p>
       </header>
 
-      {record.error ? <ErrorNotice error={new Error(record.error)} title={inbound ? 'Note' : 'Why it was not delivered'} /> : null}
+      {record.error ? (
+        <div className="notice notice-warning">
+          <p className="notice-title">{inbound ? 'Note' : record.status === 'SUPPRESSED' ? 'Why it was not sent' : 'What the relay said'}</p>
+          <p>{record.error}</p>
+        </div>
+      ) : null}
 
       <section className="card" aria-labelledby="email-details">
         <h2 id="email-details">Details</h2>

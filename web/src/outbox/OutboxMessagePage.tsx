@@ -50,6 +50,8 @@ export function OutboxMessagePage() {
 
   const m = message.data;
   const subject = m.subject || '(no subject)';
+  // Mailroom names each email's message `<emailId@domain>`: the record it was caught for.
+  const emailId = /^<([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})@/i.exec(m.messageId)?.[1];
   return (
     <div className="page">
       <PageTitle parts={[subject, 'Outbox', project.name]} />
@@ -60,7 +62,17 @@ export function OutboxMessagePage() {
         <div className="title-row">
           <h1>{subject}</h1>
         </div>
-        <p className="muted">Caught {formatDateTime(m.createdAt)} instead of sent.</p>
+        <p className="muted">
+          Caught {formatDateTime(m.createdAt)} instead of sent.
+          {emailId ? (
+            <>
+              {' '}
+              <Link to={`../../emails/${emailId}`} relative="path">
+                Open its email record
+              </Link>
+            </>
+          ) : null}
+        </p>
       </header>
       <section className="card" aria-labelledby="outbox-details">
         <h2 id="outbox-details">Details</h2>
