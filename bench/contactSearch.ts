@@ -5,8 +5,8 @@
  *   node --import tsx bench/contactSearch.ts        (or: npm run bench:search)
  *
  * Creates a project through the API, inserts 1,000,000 contacts for it directly with SQL
- * (`firstname.lastname<n>@<one of 50 domains>`, gmail.com for 10% of them, a small data object,
- * created_at spread over the last year), VACUUM ANALYZEs, then times over HTTP (secret key)
+ * (bench/support/contactSeed.ts: `firstname.lastname<n>@<one of 50 domains>`, gmail.com for 10% of
+ * them, a small data object, created_at spread over the last year), VACUUM ANALYZEs, then times over HTTP (secret key)
  * GET /contacts?search=… for a rare, a medium, a common, a missing and a 2-character term, plus
  * the unsearched first page and its second page through the cursor: 3 warm-ups, then 20 runs
  * each. A first page runs two queries (the keyset page and a count for `total`, exact up to
@@ -18,6 +18,8 @@ import { startBenchStack, printFigures } from './support/benchStack';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
 import { likeContains, SEARCH_TOTAL_CAP } from '../db/contacts/contactQueries';
+import { contactEmailOf, seedContacts } from './support/contactSeed';
+import { quantile } from './support/seedSql';
 
 const CONTACTS = 1_000_000;
 const CHUNK = 100_000;
@@ -25,292 +27,6 @@ const WARMUPS = 3;
 const RUNS = 20;
 const TARGET_MS = 100;
 const PAGE_LIMIT = 20; // the API's default; the page query asks for one more to know hasMore
-
-const FIRST = [
-  'james',
-  'mary',
-  'john',
-  'patricia',
-  'robert',
-  'jennifer',
-  'michael',
-  'linda',
-  'william',
-  'elizabeth',
-  'david',
-  'barbara',
-  'richard',
-  'susan',
-  'joseph',
-  'jessica',
-  'thomas',
-  'sarah',
-  'charles',
-  'karen',
-  'christopher',
-  'nancy',
-  'daniel',
-  'lisa',
-  'matthew',
-  'betty',
-  'anthony',
-  'margaret',
-  'mark',
-  'sandra',
-  'donald',
-  'ashley',
-  'steven',
-  'kimberly',
-  'paul',
-  'emily',
-  'andrew',
-  'donna',
-  'joshua',
-  'michelle',
-  'kenneth',
-  'carol',
-  'kevin',
-  'amanda',
-  'brian',
-  'dorothy',
-  'george',
-  'melissa',
-  'timothy',
-  'deborah',
-  'ronald',
-  'stephanie',
-  'edward',
-  'rebecca',
-  'jason',
-  'sharon',
-  'jeffrey',
-  'laura',
-  'ryan',
-  'cynthia',
-  'jacob',
-  'kathleen',
-  'gary',
-  'amy',
-  'nicholas',
-  'angela',
-  'eric',
-  'shirley',
-  'jonathan',
-  'anna',
-  'stephen',
-  'brenda',
-  'larry',
-  'pamela',
-  'justin',
-  'emma',
-  'scott',
-  'nicole',
-  'brandon',
-  'helen',
-  'benjamin',
-  'samantha',
-  'samuel',
-  'katherine',
-  'gregory',
-  'christine',
-  'alexander',
-  'debra',
-  'frank',
-  'rachel',
-  'patrick',
-  'carolyn',
-  'raymond',
-  'janet',
-  'jack',
-  'catherine',
-  'dennis',
-  'maria',
-  'jerry',
-  'heather',
-];
-const LAST = [
-  'smith',
-  'johnson',
-  'williams',
-  'brown',
-  'jones',
-  'garcia',
-  'miller',
-  'davis',
-  'rodriguez',
-  'martinez',
-  'hernandez',
-  'lopez',
-  'gonzalez',
-  'wilson',
-  'anderson',
-  'thomas',
-  'taylor',
-  'moore',
-  'jackson',
-  'martin',
-  'lee',
-  'perez',
-  'thompson',
-  'white',
-  'harris',
-  'sanchez',
-  'clark',
-  'ramirez',
-  'lewis',
-  'robinson',
-  'walker',
-  'young',
-  'allen',
-  'king',
-  'wright',
-  'scott',
-  'torres',
-  'nguyen',
-  'hill',
-  'flores',
-  'green',
-  'adams',
-  'nelson',
-  'baker',
-  'hall',
-  'rivera',
-  'campbell',
-  'mitchell',
-  'carter',
-  'roberts',
-  'gomez',
-  'phillips',
-  'evans',
-  'turner',
-  'diaz',
-  'parker',
-  'cruz',
-  'edwards',
-  'collins',
-  'reyes',
-  'stewart',
-  'morris',
-  'morales',
-  'murphy',
-  'cook',
-  'rogers',
-  'gutierrez',
-  'ortiz',
-  'morgan',
-  'cooper',
-  'peterson',
-  'bailey',
-  'reed',
-  'kelly',
-  'howard',
-  'ramos',
-  'kim',
-  'cox',
-  'ward',
-  'richardson',
-  'watson',
-  'brooks',
-  'chavez',
-  'wood',
-  'james',
-  'bennett',
-  'gray',
-  'mendoza',
-  'ruiz',
-  'hughes',
-  'price',
-  'alvarez',
-  'castillo',
-  'sanders',
-  'patel',
-  'myers',
-  'long',
-  'ross',
-  'foster',
-  'jimenez',
-];
-/** gmail.com takes 10% of the contacts (the common search); these 49 share the rest. */
-const OTHER_DOMAINS = [
-  'yahoo.com',
-  'outlook.com',
-  'hotmail.com',
-  'icloud.com',
-  'aol.com',
-  'proton.me',
-  'live.com',
-  'msn.com',
-  'gmx.de',
-  'web.de',
-  't-online.de',
-  'mail.ru',
-  'yandex.ru',
-  'orange.fr',
-  'free.fr',
-  'laposte.net',
-  'libero.it',
-  'virgilio.it',
-  'btinternet.com',
-  'sky.com',
-  'comcast.net',
-  'verizon.net',
-  'att.net',
-  'cox.net',
-  'shaw.ca',
-  'rogers.com',
-  'bigpond.com',
-  'optusnet.com.au',
-  'qq.com',
-  '163.com',
-  'naver.com',
-  'rediffmail.com',
-  'uol.com.br',
-  'terra.com.br',
-  'seznam.cz',
-  'wp.pl',
-  'onet.pl',
-  'telenet.be',
-  'ziggo.nl',
-  'xs4all.nl',
-  'bluewin.ch',
-  'telia.com',
-  'acme.io',
-  'initech.com',
-  'globex.net',
-  'umbrella.co',
-  'hooli.xyz',
-  'example.org',
-  'fastmail.com',
-];
-const PLANS = ['free', 'starter', 'pro', 'team', 'enterprise'];
-
-/** Deterministic pseudo-random column k of contact n: a non-negative bigint. */
-const h = (k: number) => `(hashint4extended(n, ${k}) & 9223372036854775807)`;
-/** The email of contact n, as a SQL expression (params: $2 first names, $3 last names, $4 other domains). */
-const EMAIL_SQL = `(($2::text[])[1 + ${h(1)} % ${FIRST.length}] || '.' || ($3::text[])[1 + ${h(2)} % ${LAST.length}] || n || '@' ||
-  case when ${h(3)} % 100 < 10 then 'gmail.com' else ($4::text[])[1 + (${h(3)} / 100) % ${OTHER_DOMAINS.length}] end)`;
-
-async function seed(db: Client, projectId: string) {
-  for (let from = 1; from <= CONTACTS; from += CHUNK) {
-    const to = Math.min(from + CHUNK - 1, CONTACTS);
-    const t = performance.now();
-    await db.query(
-      `insert into contacts (project_id, email, subscribed, data, created_at, updated_at)
-       select $1, ${EMAIL_SQL}, ${h(4)} % 20 <> 0,
-              jsonb_build_object('plan', ($5::text[])[1 + ${h(5)} % ${PLANS.length}], 'score', ${h(6)} % 100, 'source', case when ${h(7)} % 3 = 0 then 'import' else 'signup' end),
-              ts, ts
-       from (select n, now() - (${h(8)} % (365 * 86400)) * interval '1 second' as ts from generate_series($6::int, $7::int) n) s`,
-      [projectId, FIRST, LAST, OTHER_DOMAINS, PLANS, from, to],
-    );
-    process.stdout.write(
-      `  inserted ${to.toLocaleString('en')} (${((performance.now() - t) / 1000).toFixed(1)} s for this ${(to - from + 1).toLocaleString('en')})\n`,
-    );
-  }
-}
-
-function quantile(sorted: number[], q: number) {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-}
 
 async function main() {
   const stack = await startBenchStack({ env: { RATE_LIMIT_PER_MINUTE: '100000000' } });
@@ -323,7 +39,7 @@ async function main() {
 
     console.log(`Seeding ${CONTACTS.toLocaleString('en')} contacts…`);
     const tSeed = performance.now();
-    await seed(db, project.id);
+    await seedContacts(db, project.id, CONTACTS, { chunk: CHUNK });
     const seedS = (performance.now() - tSeed) / 1000;
     const tVacuum = performance.now();
     await db.query('vacuum analyze contacts');
@@ -344,12 +60,7 @@ async function main() {
 
     // The rare term: one contact's whole local part, with the @ so that n=12345 does not also
     // match 123450…123459.
-    const [{ email: rareEmail }] = (
-      await db.query(
-        `select ${EMAIL_SQL} as email from (select 123457 as n) s`.replace(/\$([234])/g, (_, i: string) => `$${Number(i) - 1}`),
-        [FIRST, LAST, OTHER_DOMAINS],
-      )
-    ).rows;
+    const rareEmail = await contactEmailOf(db, 123457);
     const rare = rareEmail.slice(0, rareEmail.indexOf('@') + 1);
     const terms: Record<string, string> = {
       rare,

@@ -4,8 +4,8 @@
  *
  *   node --import tsx bench/emailList.ts [emails=5000000]      (or: npm run bench:emails)
  *
- * Creates a project through the API, then inserts directly with SQL 50,000 contacts, 20 campaigns
- * and the emails: each to one contact, a year of created_at, statuses in the shares a sending
+ * Creates a project through the API, then inserts directly with SQL (bench/support/emailSeed.ts)
+ * 50,000 contacts, 20 campaigns and the emails: each to one contact, a year of created_at, statuses in the shares a sending
  * project sees (mostly SENT/DELIVERED/OPENED, 1 % BOUNCED, 0.1 % FAILED, 0.01 % COMPLAINED, none
  * QUEUED), 30 % of them campaign mail. Short bodies: the list never reads them. VACUUM ANALYZE,
  * then times over HTTP (secret key) the first page of each filter: 3 warm-ups, then 20 runs each,
@@ -15,6 +15,8 @@ import { Client } from 'pg';
 import { startBenchStack, printFigures } from './support/benchStack';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
+import { recipientsOf, seedCampaigns, seedEmails, seedReaders } from './support/emailSeed';
+import { quantile } from './support/seedSql';
 
 const EMAILS = Number(process.argv[2] ?? 5_000_000);
 const CONTACTS = 50_000;
@@ -24,65 +26,10 @@ const WARMUPS = 3;
 const RUNS = 20;
 const TARGET_MS = 30;
 
-/** Deterministic pseudo-random column k of row n: a non-negative bigint. */
-const h = (k: number) => `(hashint4extended(n, ${k}) & 9223372036854775807)`;
-
-/** The status of email n by its share (per 10,000). */
-const STATUS_SQL = `case
-  when ${h(1)} % 10000 < 1 then 'COMPLAINED'
-  when ${h(1)} % 10000 < 11 then 'FAILED'
-  when ${h(1)} % 10000 < 111 then 'BOUNCED'
-  when ${h(1)} % 10000 < 211 then 'SUPPRESSED'
-  when ${h(1)} % 10000 < 511 then 'CLICKED'
-  when ${h(1)} % 10000 < 1511 then 'OPENED'
-  when ${h(1)} % 10000 < 5011 then 'DELIVERED'
-  else 'SENT' end`;
-
 async function seed(db: Client, projectId: string) {
-  await db.query(
-    `insert into contacts (project_id, email, subscribed, data)
-     select $1, 'reader' || n || '@example.org', true, '{}'::jsonb from generate_series(1, $2::int) n`,
-    [projectId, CONTACTS],
-  );
-  await db.query(
-    `insert into campaigns (project_id, name, subject, body, from_address, type, audience_type, status)
-     select $1, 'campaign ' || n, 'Issue ' || n, '<p>hi</p>', 'news@example.org', 'MARKETING', 'ALL', 'SENT' from generate_series(1, $2::int) n`,
-    [projectId, CAMPAIGNS],
-  );
-  const contacts = (await db.query(`select array_agg(id order by email) as ids from contacts where project_id = $1`, [projectId])).rows[0].ids;
-  const campaigns = (await db.query(`select array_agg(id order by name) as ids from campaigns where project_id = $1`, [projectId])).rows[0].ids;
-  for (let from = 1; from <= EMAILS; from += CHUNK) {
-    const to = Math.min(from + CHUNK - 1, EMAILS);
-    const t = performance.now();
-    // A campaign email's (campaign, contact) is unique: campaign c takes contacts by n's place in its block.
-    await db.query(
-      `insert into emails (id, project_id, contact_id, campaign_id, source, type, subject, from_address, to_address, html, text,
-                           status, message_id, attempts, sent_at, delivered_at, opened_at, clicked_at, bounced_at, complained_at, created_at, updated_at)
-       select gen_random_uuid(), $1, ($2::uuid[])[1 + cx], camp, case when camp is null then 'TRANSACTIONAL' else 'CAMPAIGN' end,
-              case when camp is null then 'TRANSACTIONAL' else 'MARKETING' end, 'Subject ' || n, 'news@example.org',
-              'reader' || (1 + cx) || '@example.org', '<p>short</p>', 'short', st, 'bench-' || n || '@example.org', 1,
-              case when st not in ('SUPPRESSED', 'FAILED') then ts end,
-              case when st in ('DELIVERED', 'OPENED', 'CLICKED') then ts end,
-              case when st in ('OPENED', 'CLICKED') then ts end,
-              case when st = 'CLICKED' then ts end,
-              case when st = 'BOUNCED' then ts end,
-              case when st = 'COMPLAINED' then ts end,
-              ts, ts
-       from (
-         select n, ${STATUS_SQL} as st,
-                now() - (${h(2)} % (365 * 86400)) * interval '1 second' as ts,
-                case when ${h(3)} % 10 < 3 and n <= $4::int * $5::int then ($3::uuid[])[1 + (n - 1) / $5::int] end as camp,
-                case when ${h(3)} % 10 < 3 and n <= $4::int * $5::int then (n - 1) % $5::int else ${h(4)} % $5::int end as cx
-         from generate_series($6::int, $7::int) n
-       ) s`,
-      [projectId, contacts, campaigns, CAMPAIGNS, CONTACTS, from, to],
-    );
-    process.stdout.write(`  inserted ${to.toLocaleString('en')} (${((performance.now() - t) / 1000).toFixed(1)} s for this chunk)\n`);
-  }
-}
-
-function quantile(sorted: number[], q: number) {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+  await seedReaders(db, projectId, CONTACTS);
+  const campaignIds = await seedCampaigns(db, projectId, CAMPAIGNS);
+  await seedEmails(db, projectId, EMAILS, { recipients: await recipientsOf(db, projectId, CONTACTS), campaignIds, chunk: CHUNK });
 }
 
 async function main() {

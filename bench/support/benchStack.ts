@@ -31,6 +31,8 @@ export interface BenchStack {
   env: Record<string, string>;
   /** Process ids of the API and (when started) the worker, to sample their memory. */
   pids: { api: number; worker?: number };
+  /** The API's JSON log lines so far (LOG_LEVEL info: one `request` line per request, with its durationMs and requestId). */
+  apiLog: Array<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     databaseUrl,
     env,
     pids: { api: api.process.pid!, worker: worker?.process.pid },
+    apiLog: api.lines,
     async stop() {
       for (const child of children) {
         child.kill('SIGTERM');

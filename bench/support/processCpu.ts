@@ -8,7 +8,7 @@ import fs from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on
 
-type Kind = 'worker' | 'api' | 'postgres' | 'temporal' | 'sink' | 'bench' | 'other';
+type Kind = 'worker' | 'api' | 'postgres' | 'temporal' | 'sink' | 'bench' | 'browser' | 'other';
 
 function kindOf(commandLine: string): Kind {
   if (/postgres|postmaster/.test(commandLine)) return 'postgres';
@@ -16,12 +16,13 @@ function kindOf(commandLine: string): Kind {
   if (/worker\/main/.test(commandLine)) return 'worker';
   if (/api\/main/.test(commandLine)) return 'api';
   if (/smtpSink/.test(commandLine)) return 'sink';
+  if (/chrom(e|ium)/.test(commandLine)) return 'browser';
   if (/bench\//.test(commandLine)) return 'bench';
   return 'other';
 }
 
 export interface CpuSnapshot {
-  byPid: Map<string, { kind: Kind; seconds: number }>;
+  byPid: Map<string, { kind: Kind; seconds: number; command: string }>;
   /** All CPUs, in seconds: busy and idle. */
   machine: { busy: number; idle: number };
 }
@@ -34,13 +35,13 @@ export function processCpuMs(pid: number | string): number {
 }
 
 export function cpuSnapshot(): CpuSnapshot {
-  const byPid = new Map<string, { kind: Kind; seconds: number }>();
+  const byPid = new Map<string, { kind: Kind; seconds: number; command: string }>();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const seconds = processCpuMs(pid) / 1000;
       const commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      byPid.set(pid, { kind: kindOf(commandLine), seconds });
+      byPid.set(pid, { kind: kindOf(commandLine), seconds, command: commandLine.trim() });
     } catch {
       // The process ended between the listing and the read.
     }
@@ -67,4 +68,32 @@ export function cpuPerUnit(from: CpuSnapshot, to: CpuSnapshot, units: number): R
   figures['CPU per mail, all processes (ms)'] = ((busy * 1000) / units).toFixed(3);
   figures['machine idle during the span'] = `${Math.round((100 * idle) / (busy + idle))} %`;
   return figures;
+}
+
+/**
+ * CPU seconds by process kind between two snapshots, busiest first; the three busiest commands of
+ * kind "other" (what else ran on the machine: another tool, a build), by their first 60 characters;
+ * the machine's busy and idle seconds.
+ */
+export function cpuByKind(
+  from: CpuSnapshot,
+  to: CpuSnapshot,
+): { byKind: Array<[string, number]>; topOther: Array<[string, number]>; busy: number; idle: number } {
+  const seconds = new Map<Kind, number>();
+  const other = new Map<string, number>();
+  for (const [pid, now] of to.byPid) {
+    const used = now.seconds - (from.byPid.get(pid)?.seconds ?? 0); // a process started in between counts from zero
+    seconds.set(now.kind, (seconds.get(now.kind) ?? 0) + used);
+    const command = now.command.slice(0, 60);
+    if (now.kind === 'other') other.set(command, (other.get(command) ?? 0) + used);
+  }
+  return {
+    byKind: [...seconds].filter(([, s]) => s >= 0.01).sort((a, b) => b[1] - a[1]),
+    topOther: [...other]
+      .filter(([, s]) => s >= 0.01)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3),
+    busy: to.machine.busy - from.machine.busy,
+    idle: to.machine.idle - from.machine.idle,
+  };
 }
