@@ -1073,6 +1073,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/emails/{id}/preview.html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview an email with its remote images
+         * @description The HTML of GET /emails/{id}/preview as a document of its own, for a viewer who asked to see its remote images (contract 21: received mail’s remote images load only when asked): its Content-Security-Policy lets it load images from any host and nothing else (no script, no style sheet from elsewhere, sandboxed, framed only by this origin). A browser frame cannot send `X-Project-Id`: with a session, `projectId` names the project instead.
+         */
+        get: operations["getEmailsIdPreviewHtml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/emails/{id}/raw": {
         parameters: {
             query?: never;
@@ -6772,6 +6792,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MailPreview"];
+                };
+            };
+        };
+    };
+    getEmailsIdPreviewHtml: {
+        parameters: {
+            query?: {
+                /** @description With a session: the project (instead of `X-Project-Id`) */
+                projectId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The email’s HTML as a document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

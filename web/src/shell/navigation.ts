@@ -18,6 +18,8 @@ export interface NavItem {
 export const NAV_ITEMS: NavItem[] = [
   { label: 'Overview', to: '' },
   { label: 'Contacts', to: 'contacts' },
+  { label: 'Segments', to: 'segments' },
+  { label: 'Workflows', to: 'workflows' },
   { label: 'Emails', to: 'emails' },
   { label: 'Activity', to: 'activity' },
   { label: 'Domains', to: 'domains' },
