@@ -19,6 +19,7 @@ export const NAV_ITEMS: NavItem[] = [
   { label: 'Overview', to: '' },
   { label: 'Contacts', to: 'contacts' },
   { label: 'Segments', to: 'segments' },
+  { label: 'Templates', to: 'templates' },
   { label: 'Workflows', to: 'workflows' },
   { label: 'Emails', to: 'emails' },
   { label: 'Activity', to: 'activity' },
