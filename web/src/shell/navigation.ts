@@ -21,6 +21,7 @@ export const NAV_ITEMS: NavItem[] = [
   { label: 'Segments', to: 'segments' },
   { label: 'Templates', to: 'templates' },
   { label: 'Workflows', to: 'workflows' },
+  { label: 'Campaigns', to: 'campaigns' },
   { label: 'Emails', to: 'emails' },
   { label: 'Activity', to: 'activity' },
   { label: 'Domains', to: 'domains' },
