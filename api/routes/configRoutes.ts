@@ -28,7 +28,7 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
       description:
         'Which integrations this instance has: only those Mailroom implements and that are configured report enabled. ' +
         '`localOutbox.senderDomain` names the sender domain every project may use with no DNS while mail stays in the outbox. ' +
-        '`smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen. ' +
+        '`smtpRelay` and `inbound` are true while the SMTP submission and inbound listeners listen; `smtpRelaySettings` says how to connect to the relay. ' +
         '`temporalUi` says where operators open a workflow execution’s run (TEMPORAL_UI_URL), null when unset.',
       responses: {
         200: {
@@ -40,6 +40,7 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
             smtp: { enabled: true },
             localOutbox: { enabled: false, senderDomain: null },
             smtpRelay: true,
+            smtpRelaySettings: { host: 'mail.example.com', port: 2587, starttls: true, authWithoutTls: 'loopback' },
             oauth: { enabled: false, providers: [] },
             billing: false,
             objectStorage: false,
@@ -58,6 +59,15 @@ export function configRoutes({ config, smtpStatus }: ApiDeps) {
         localOutbox: { enabled: outbox, senderDomain: outbox ? OUTBOX_SENDER_DOMAIN : null },
         // Read per request: true only while the submission listener listens (contract 20).
         smtpRelay: smtpStatus?.submission ?? false,
+        smtpRelaySettings:
+          smtpStatus?.submission && smtpStatus.submissionPort !== null
+            ? {
+                host: new URL(config.publicUrl).hostname,
+                port: smtpStatus.submissionPort,
+                starttls: config.smtpListeners.tls !== null,
+                authWithoutTls: config.smtpListeners.submissionAllowInsecureAuth ? 'any' : 'loopback',
+              }
+            : null,
         oauth: { enabled: false, providers: [] },
         billing: Boolean(config.stripe),
         objectStorage: config.s3 !== null,

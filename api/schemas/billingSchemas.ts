@@ -2,15 +2,8 @@ import { z } from './zod';
 import { freeFormObject, timestamp } from './responseFields';
 import { USAGE_CATEGORIES, type UsageCategory } from '../../db/billing/billingUsageRepository';
 
-/** A cap: a positive whole number of emails per calendar month, or null for none. */
-const cap = z
-  .number({ invalid_type_error: 'must be a positive whole number or null', required_error: 'is required (null for no cap)' })
-  .int('must be a whole number')
-  .min(1, 'must be at least 1 (null for no cap)')
-  .max(2_147_483_647)
-  .nullable();
-
-export const limitsBody = z.object(Object.fromEntries(USAGE_CATEGORIES.map((c) => [c, cap])) as Record<UsageCategory, typeof cap>).strict();
+/** The caps' body lives in shared/, where the dashboard's Settings form checks it too. */
+export { limitsBody } from '../../shared/billingSchemas';
 
 /** Where Stripe sends the user back; the dashboard's own pages, by default under PUBLIC_URL. */
 const returnUrl = z

@@ -26,6 +26,18 @@ export const configResponse = z
     localOutbox: z.object({ enabled: z.boolean(), senderDomain: z.string().nullable() }).strict(),
     /** The SMTP submission listener is listening. */
     smtpRelay: z.boolean(),
+    smtpRelaySettings: z
+      .object({
+        host: z.string().describe('The host name of PUBLIC_URL: where clients usually reach the relay'),
+        port: z.number().int().describe('The submission port (SUBMISSION_SMTP_PORT)'),
+        starttls: z.boolean().describe('The relay offers STARTTLS (SMTP_TLS_CERT and SMTP_TLS_KEY are set)'),
+        authWithoutTls: z
+          .enum(['loopback', 'any'])
+          .describe('Where AUTH is accepted without TLS: only from loopback addresses, or from any (SUBMISSION_ALLOW_INSECURE_AUTH)'),
+      })
+      .strict()
+      .nullable()
+      .describe('How to connect to the SMTP relay while it listens: any user name, a secret key of the project as the password; null while it does not listen'),
     /** No OAuth provider is implemented: always disabled, no providers. */
     oauth: z.object({ enabled: z.boolean(), providers: z.array(z.string()).max(0) }).strict(),
     /** Billing is on (STRIPE_SECRET_KEY). */

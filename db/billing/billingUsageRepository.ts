@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-/** The categories of contract 17, as billing_limits and billing_usage name them. */
-export const USAGE_CATEGORIES = ['transactional', 'campaigns', 'workflows', 'inbound'] as const;
-export type UsageCategory = (typeof USAGE_CATEGORIES)[number];
+import { USAGE_CATEGORIES, type UsageCategory } from '../../shared/billingSchemas';
+
+/** The categories of contract 17, as billing_limits and billing_usage name them (shared/: the dashboard lists them too). */
+export { USAGE_CATEGORIES, type UsageCategory };
 
 export interface CategoryUsage {
   limit: number | null;
