@@ -109,7 +109,7 @@ test('contacts: create, search, one contact’s timeline, edit, import a CSV liv
   await page.getByRole('heading', { name: 'ada@example.com', level: 1 }).waitFor();
   const timeline = page.getByRole('region', { name: 'Timeline' });
   await timeline.getByText('signed-up', { exact: true }).waitFor();
-  await timeline.getByText('Welcome aboard, Ada', { exact: true }).waitFor();
+  await timeline.getByRole('link', { name: 'Welcome aboard, Ada' }).waitFor();
   const entries = await timeline.getByRole('listitem').allTextContents();
   expect(entries.findIndex((text) => text.includes('Welcome aboard, Ada'))).toBeLessThan(entries.findIndex((text) => text.includes('signed-up')));
   await page.getByRole('region', { name: 'Data' }).getByText('free').waitFor();

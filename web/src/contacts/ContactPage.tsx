@@ -290,13 +290,16 @@ function EventEntry({ event }: { event: ContactEvent }) {
 }
 
 function EmailEntry({ email }: { email: Email }) {
+  const { project } = useCurrentProject();
   const bad = email.status === 'BOUNCED' || email.status === 'COMPLAINED' || email.status === 'FAILED' || email.status === 'SUPPRESSED';
   const inbound = email.source === 'INBOUND';
   return (
     <li className="timeline-item timeline-email">
       <span className="timeline-kind timeline-kind-email">Email</span>
       <div className="timeline-body">
-        <p className="timeline-title">{email.subject || '(no subject)'}</p>
+        <p className="timeline-title">
+          <Link to={`/projects/${project.id}/emails/${email.id}`}>{email.subject || '(no subject)'}</Link>
+        </p>
         <p className="timeline-detail">
           <span className={bad ? 'badge badge-danger' : email.status === 'QUEUED' || email.status === 'SENDING' ? 'badge' : 'badge badge-success'}>
             {EMAIL_STATUS[email.status]}

@@ -325,7 +325,9 @@ function ContactRow({ contact, base, selected, onToggle }: { contact: Contact; b
         <input type="checkbox" aria-label={`Select ${contact.email}`} checked={selected} onChange={onToggle} />
       </td>
       <td className="contact-email">
-        <Link to={`${base}/${contact.id}`}>{contact.email}</Link>
+        <Link to={`${base}/${contact.id}`}>
+          <BreakableEmail email={contact.email} />
+        </Link>
       </td>
       <td>
         <span className={contact.subscribed ? 'badge badge-success' : 'badge'}>{contact.subscribed ? 'Subscribed' : 'Unsubscribed'}</span>
@@ -335,5 +337,18 @@ function ContactRow({ contact, base, selected, onToggle }: { contact: Contact; b
       </td>
       <td className="nowrap hide-narrow">{formatDateTime(contact.createdAt)}</td>
     </tr>
+  );
+}
+
+/** An address that may wrap after its "@" (not in the middle of a word) on a narrow screen. */
+function BreakableEmail({ email }: { email: string }) {
+  const at = email.lastIndexOf('@');
+  if (at < 0) return email;
+  return (
+    <>
+      {email.slice(0, at + 1)}
+      <wbr />
+      {email.slice(at + 1)}
+    </>
   );
 }
