@@ -140,6 +140,24 @@ test('templates: create with a live preview for a chosen contact, the variables,
   const raw = await stack.http.get(`/outbox/${arrived.id}/raw`, key);
   expect(raw.text).toContain('Hello Ada from Paris');
 
+  // Where used: a workflow's Send email step names it, with a link to the workflow; deleting it is refused with the API's reason.
+  const workflow = await stack.http.post('/workflows', { name: 'Onboarding', eventName: 'signed_up' }, key);
+  expect(workflow.status).toBe(201);
+  const step = await stack.http.post(`/workflows/${workflow.body.id}/steps`, { type: 'SEND_EMAIL', name: 'Welcome mail', config: { templateId } }, key);
+  expect(step.status).toBe(201);
+  await page.reload();
+  const usage = page.getByRole('region', { name: 'Where used' }).first();
+  await usage.getByRole('cell', { name: 'Welcome mail' }).waitFor();
+  await usage.getByRole('link', { name: 'Onboarding' }).waitFor();
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog', { name: 'Delete Welcome?' }).getByRole('button', { name: 'Delete template' }).click();
+  await page.getByRole('alert').getByText('used by workflow SEND_EMAIL steps').waitFor();
+  await expectAccessible(page);
+  await usage.getByRole('link', { name: 'Onboarding' }).click();
+  await page.getByRole('heading', { name: 'Onboarding', level: 1 }).waitFor();
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Welcome', level: 1 }).waitFor();
+
   // Duplicate: the copy opens; delete it with confirmation, back to the list.
   await page.getByRole('button', { name: 'Duplicate' }).click();
   await page.getByRole('heading', { name: 'Welcome (copy)', level: 1 }).waitFor();
