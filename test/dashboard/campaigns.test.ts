@@ -56,6 +56,11 @@ async function capture(page: Page, name: string, { fromTop = true } = {}) {
   await page.screenshot({ path: screenshot(name), fullPage: true });
 }
 
+/** Nothing sticks out sideways at this width (the page does not scroll horizontally). */
+async function expectNoHorizontalOverflow(page: Page) {
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(page.viewportSize()!.width);
+}
+
 async function logIn(page: Page) {
   await page.goto(`${stack.api.url}/app/login`);
   await page.getByLabel('Email').fill(account.email);
@@ -114,6 +119,7 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   await preview.getByRole('link', { name: 'November news' }).waitFor();
   await expectAccessible(page);
   await capture(page, 'compose-390', { fromTop: false });
+  await expectNoHorizontalOverflow(page);
   await page.setViewportSize({ width: 1280, height: 900 });
 
   // Review, then Send now, confirmed with the number of contacts.
@@ -197,6 +203,7 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   await page.setViewportSize({ width: 390, height: 844 });
   await expectAccessible(page);
   await capture(page, 'list-390');
+  await expectNoHorizontalOverflow(page);
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.getByRole('group', { name: 'Status' }).getByRole('button', { name: 'Sent' }).click();
   await eventually(async () => {

@@ -234,7 +234,7 @@ function DraftReview({ campaign }: { campaign: Campaign }) {
       >
         <p>
           {confirming?.at
-            ? `“${campaign.name}” will be sent on ${formatDateTime(confirming.at)} to the ${contactsPhrase(recipients ?? 0)} its audience holds then (${contactsPhrase(recipients ?? 0)} now).`
+            ? `“${campaign.name}” will be sent on ${formatDateTime(confirming.at)} to the contacts in its audience at that time (${contactsPhrase(recipients ?? 0)} now).`
             : `“${campaign.name}” will be sent now to ${contactsPhrase(recipients ?? 0)}. Mail that has left cannot be called back.`}
         </p>
         {send.error ? <ErrorNotice error={send.error} /> : null}

@@ -76,7 +76,7 @@ export function CampaignsPage() {
         <h2 id="campaigns-heading" className="visually-hidden">
           Campaigns
         </h2>
-        <div className="filters">
+        <div className="filters campaign-filters">
           <div className="segmented" role="group" aria-label="Status">
             <button type="button" className="segmented-option" aria-pressed={!status} onClick={() => setFilter('status', undefined)}>
               All
