@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { z } from 'zod';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { notFound } from '../../lib/errors';
@@ -7,12 +8,47 @@ import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { emailRepository, type EmailRow } from '../../db/emails/emailRepository';
 import { emailRecordRepository } from '../../db/emails/emailRecordRepository';
-import { emailCursor, emailDetailResponse, emailListQuery, emailListResponse, mailPreviewResponse } from '../schemas/emailRecordSchemas';
+import {
+  emailCursor,
+  emailDetailResponse,
+  emailListQuery,
+  emailListResponse,
+  emailPreviewDocumentQuery,
+  mailPreviewResponse,
+} from '../schemas/emailRecordSchemas';
 import { describedRoutes } from '../openapi/describedRouter';
 import { serializeEmail, serializeEmailWithEvents } from '../presenters/emailPresenter';
 import { sentMessage } from '../../services/sending/sentMessage';
 import { receivedAttachment, receivedRaw } from '../../services/inbound/receivedContent';
 import { emailContent, emailPreview } from '../../services/emails/emailViews';
+
+/**
+ * The preview document's own policy: images from anywhere (the viewer asked for them), inline
+ * styles, nothing else; sandboxed (no script, an opaque origin) even when opened on its own, and
+ * framed only by this origin (the dashboard). Links open a new tab, escaping the sandbox.
+ */
+const PREVIEW_DOCUMENT_POLICY =
+  "default-src 'none'; img-src * data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; " +
+  "frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox";
+
+/** `<base target="_blank">` first in the document, so a link without its own target opens a new tab. */
+function withLinksInNewTab(html: string): string {
+  const base = '<base target="_blank">';
+  const head = /<head(\s[^>]*)?>/i.exec(html);
+  if (head) return html.slice(0, head.index + head[0].length) + base + html.slice(head.index + head[0].length);
+  return `<!doctype html><meta charset="utf-8">${base}${html}`;
+}
+
+/**
+ * A frame's request carries the session cookie but cannot carry `X-Project-Id`: for the preview
+ * document, a session names its project with `?projectId=` (membership is checked as for the
+ * header). A key-authenticated request ignores it.
+ */
+const projectIdFromQuery: Middleware<AppState> = async (ctx, next) => {
+  const { projectId } = parseQuery(emailPreviewDocumentQuery, ctx.query);
+  if (projectId && !ctx.get('Authorization') && !ctx.get('X-Project-Id')) ctx.request.headers['x-project-id'] = projectId;
+  await next();
+};
 
 /** GET /emails, /emails/:id, /emails/:id/preview, /emails/:id/raw, /emails/:id/attachments/:index (contracts 20, 21), secret key or session. */
 export function emailRecordRoutes(deps: ApiDeps) {
@@ -85,6 +121,31 @@ export function emailRecordRoutes(deps: ApiDeps) {
     async (ctx) => {
       const email = await loadEmail(ctx);
       ctx.body = (await emailPreview(ctx.state.em, email, deps.config.secret)) satisfies z.input<typeof mailPreviewResponse>;
+    },
+  );
+
+  route.get(
+    '/emails/:id/preview.html',
+    {
+      summary: 'Preview an email with its remote images',
+      description:
+        'The HTML of GET /emails/{id}/preview as a document of its own, for a viewer who asked to see its remote images (contract 21: received mail’s remote images load only when asked): ' +
+        'its Content-Security-Policy lets it load images from any host and nothing else (no script, no style sheet from elsewhere, sandboxed, framed only by this origin). ' +
+        'A browser frame cannot send `X-Project-Id`: with a session, `projectId` names the project instead.',
+      query: emailPreviewDocumentQuery,
+      responses: { 200: { description: 'The email’s HTML as a document', contentType: 'text/html' } },
+    },
+    projectIdFromQuery,
+    ...auth,
+    async (ctx) => {
+      const email = await loadEmail(ctx);
+      const { html } = await emailPreview(ctx.state.em, email, deps.config.secret);
+      ctx.set('Content-Security-Policy', PREVIEW_DOCUMENT_POLICY);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('Cache-Control', 'private, no-store');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = withLinksInNewTab(html ?? '');
     },
   );
 

@@ -122,3 +122,8 @@ export const mailPreviewResponse = z
   })
   .strict()
   .openapi('MailPreview');
+
+/** GET /emails/:id/preview.html: a session's project, where a frame cannot send X-Project-Id. */
+export const emailPreviewDocumentQuery = z.object({
+  projectId: z.string().regex(uuidPattern, 'Must be a project id (UUID)').optional().describe('With a session: the project (instead of `X-Project-Id`)'),
+});

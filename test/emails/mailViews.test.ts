@@ -105,6 +105,37 @@ describe('GET /emails/:id/preview (looking is not opening)', () => {
   });
 });
 
+describe('GET /emails/:id/preview.html (the preview as a document that may load remote images)', () => {
+  it('answers the untracked HTML with a policy of its own: images from anywhere, nothing else, sandboxed, framed by this origin only', async () => {
+    const res = await get(`/emails/${emailId}/preview.html`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.text).toBe(`<!doctype html><meta charset="utf-8"><base target="_blank">${BODY}`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    for (const directive of ["default-src 'none'", 'img-src * data:', "frame-ancestors 'self'", 'sandbox allow-popups allow-popups-to-escape-sandbox']) {
+      expect(csp).toContain(directive);
+    }
+    expect(csp).not.toContain('script-src');
+    expect(csp).not.toContain('allow-scripts');
+    expect(csp).not.toContain('allow-same-origin');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
+  });
+
+  it('takes a session’s project from ?projectId= (a frame cannot send X-Project-Id); refuses a malformed one, another project’s, none', async () => {
+    const bySession = await stack.http.get(`/emails/${emailId}/preview.html?projectId=${project.id}`, { cookie: account.cookie });
+    expect(bySession.status).toBe(200);
+    expect(bySession.text).toContain('See the offer');
+    expect((await stack.http.get(`/emails/${emailId}/preview.html?projectId=nope`, { cookie: account.cookie })).status).toBe(400);
+    const other = await accountWithProject(stack.http);
+    expect((await stack.http.get(`/emails/${emailId}/preview.html?projectId=${other.project.id}`, { cookie: account.cookie })).status).toBe(401);
+    expect((await stack.http.get(`/emails/${emailId}/preview.html?projectId=${project.id}`, { cookie: other.account.cookie })).status).toBe(401);
+    expect((await stack.http.get(`/emails/${emailId}/preview.html`, { cookie: account.cookie })).status).toBe(401);
+    // A key names its own project: the parameter changes nothing.
+    expect((await stack.http.get(`/emails/${emailId}/preview.html?projectId=${other.project.id}`, { key: project.secretKey })).status).toBe(200);
+  });
+});
+
 describe('GET /outbox/:id, /outbox/:id/preview, /outbox/:id/attachments/:index', () => {
   it('answers the caught message with its parts, header fields and attachments', async () => {
     const res = await get(`/outbox/${outboxId}`);

@@ -10,14 +10,17 @@
  * looking (no open pixel, links pointing at their targets: contract 21's "looking is not
  * opening"); this component cannot tell tracked HTML from untracked.
  */
-export function MailPreview({ html, title, className }: { html: string; title: string; className?: string }) {
+export function MailPreview(props: ({ html: string; src?: never } | { src: string; html?: never }) & { title: string; className?: string }) {
+  const { title, className } = props;
   return (
     <iframe
       className={className ? `mail-preview ${className}` : 'mail-preview'}
       title={title}
       sandbox="allow-popups allow-popups-to-escape-sandbox"
       referrerPolicy="no-referrer"
-      srcDoc={withLinksInNewTab(html)}
+      // `src`: a document the API serves with a CSP of its own (GET /emails/:id/preview.html, whose
+      // images may come from any host: for a viewer who asked to see them), in the same sandbox.
+      {...(props.src !== undefined ? { src: props.src } : { srcDoc: withLinksInNewTab(props.html) })}
     />
   );
 }

@@ -155,6 +155,7 @@ export function EmailPage() {
             headers={record.headers}
             fileName={`${record.id}.eml`}
             tracked={!inbound}
+            remoteImagesSrc={`/emails/${encodeURIComponent(emailId)}/preview.html?projectId=${encodeURIComponent(project.id)}`}
           />
         )}
       </section>

@@ -29,6 +29,7 @@ export function MessageView({
   headers,
   fileName,
   tracked = false,
+  remoteImagesSrc,
 }: {
   /** The frame's accessible name, e.g. "Email content". */
   title: string;
@@ -40,9 +41,12 @@ export function MessageView({
   fileName: string;
   /** The raw source carries tracking (sent mail): opening it in a mail client would count. */
   tracked?: boolean;
+  /** Where the API serves the HTML as a document that may load remote images (GET /emails/:id/preview.html), shown when the user asks. */
+  remoteImagesSrc?: string;
 }) {
   const tabs: TabName[] = headers && headers.length > 0 ? ['html', 'text', 'raw', 'headers'] : ['html', 'text', 'raw'];
   const [selected, setSelected] = useState<TabName>('html');
+  const [remoteImagesLoaded, setRemoteImagesLoaded] = useState(false);
   const baseId = useId();
   const tabRefs = useRef<Partial<Record<TabName, HTMLButtonElement | null>>>({});
   const rawSource = useQuery({
@@ -122,15 +126,37 @@ export function MessageView({
     panel = preview.data.text ? <pre className="message-text">{preview.data.text}</pre> : <p className="empty">This message has no text part.</p>;
   } else {
     const { html, remoteImages } = preview.data;
+    const many = remoteImages === 1 ? 'One remote image is' : `${formatNumber(remoteImages)} remote images are`;
+    const showRemote = remoteImagesLoaded && remoteImagesSrc !== undefined;
     panel = html ? (
       <>
-        {remoteImages > 0 ? (
-          <p className="notice message-remote-images">
-            {remoteImages === 1 ? 'One remote image is' : `${formatNumber(remoteImages)} remote images are`} not loaded: the dashboard fetches nothing from
-            other hosts, so looking at a message tells its sender nothing. To see them, download the raw source (.eml) and open it in a mail client.
-          </p>
+        {remoteImages > 0 && !showRemote ? (
+          <div className="notice message-remote-images">
+            {remoteImagesSrc ? (
+              <>
+                <p>{many} not loaded: loading an image from another host tells that host the message was looked at, and when.</p>
+                <button type="button" className="button button-small" onClick={() => setRemoteImagesLoaded(true)}>
+                  Load remote images
+                </button>
+              </>
+            ) : (
+              <p>
+                {many} not loaded: the dashboard fetches nothing from other hosts, so looking at a message tells its sender nothing. To see them, download the
+                raw source (.eml) and open it in a mail client.
+              </p>
+            )}
+          </div>
         ) : null}
-        <MailPreview html={html} title={title} />
+        {showRemote ? (
+          <>
+            <p className="message-remote-images muted" role="status">
+              Remote images loaded.
+            </p>
+            <MailPreview src={remoteImagesSrc} title={title} />
+          </>
+        ) : (
+          <MailPreview html={html} title={title} />
+        )}
       </>
     ) : (
       <p className="empty">This message has no HTML part{preview.data.text ? ': see its text.' : '.'}</p>
