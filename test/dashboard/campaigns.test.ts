@@ -88,9 +88,11 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   await page.getByRole('textbox', { name: 'Name', exact: true }).fill('November news');
   await page.getByRole('textbox', { name: 'Subject' }).fill('News for {{firstName}}');
   await page.getByRole('textbox', { name: 'From name' }).fill('The Newsroom');
-  await page
-    .getByRole('textbox', { name: 'Body' })
-    .fill('<h1>Hello {{firstName ?? "there"}}</h1><p>Our <a href="https://example.com/news">November news</a>.</p>');
+  // The Body is the CodeMirror editor: replaced as a user does, select all and type.
+  await page.getByRole('textbox', { name: 'Body' }).click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText('<h1>Hello {{firstName ?? "there"}}</h1><p>Our <a href="https://example.com/news">November news</a>.</p>');
   const count = page.getByRole('status').filter({ hasText: 'will receive it' });
   await count.getByText(`${CONTACTS} contacts will receive it`).waitFor();
   // The preview: rendered for a contact (POST /templates/preview) in the sandboxed frame, untracked.

@@ -1,5 +1,6 @@
-import { useId, useState } from 'react';
-import { useForm, useWatch } from 'react-hook-form';
+import { useId, useRef, useState } from 'react';
+import type { EditorView } from '@codemirror/view';
+import { Controller, useForm, useWatch } from 'react-hook-form';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { unwrap } from '../api/client';
@@ -13,6 +14,7 @@ import { PageTitle } from '../components/PageTitle';
 import { showFieldErrors } from '../components/formErrors';
 import { AudienceFields, EXAMPLE_CONDITION } from './AudienceFields';
 import { BodyPreview } from './BodyPreview';
+import { HtmlEditor } from '../templates/HtmlEditor';
 import { campaignKeys, campaignQuery, STATUS_LABELS, TYPE_HINTS, TYPE_LABELS, useDebounced, type Campaign, type CampaignType } from './campaignData';
 import { audienceFrom, campaignBody, COMPOSE_FIELDS, parseCondition, valuesOf, type ComposeValues } from './composeForm';
 import './campaigns.css';
@@ -83,6 +85,8 @@ function CampaignComposer({ title, projectName, campaign, initial }: { title: st
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const bodyId = useId();
+  const bodyLabelId = `${bodyId}-label`;
+  const editor = useRef<EditorView | null>(null);
   const templateId = useId();
   const typeHintId = useId();
   const [saved, setSaved] = useState(false);
@@ -194,20 +198,30 @@ function CampaignComposer({ title, projectName, campaign, initial }: { title: st
               {...register('subject')}
             />
             <div className="field">
-              <label htmlFor={bodyId}>Body</label>
-              <textarea
-                id={bodyId}
-                className="code-input body-input"
-                rows={16}
-                spellCheck={false}
-                aria-invalid={errors.body ? true : undefined}
-                aria-describedby={`${bodyId}-hint${errors.body ? ` ${bodyId}-error` : ''}`}
-                {...register('body')}
-              />
+              <label id={bodyLabelId} onClick={() => editor.current?.focus()}>
+                Body
+              </label>
               <p id={`${bodyId}-hint`} className="field-hint">
                 HTML (or MJML starting with <code>&lt;mjml&gt;</code>) with Handlebars variables: <code>{'{{firstName ?? "there"}}'}</code>,{' '}
-                <code>{'{{unsubscribeUrl}}'}</code>.
+                <code>{'{{unsubscribeUrl}}'}</code>. Tab indents; press Esc then Tab to leave the editor.
               </p>
+              <Controller
+                control={control}
+                name="body"
+                render={({ field }) => (
+                  <HtmlEditor
+                    labelledBy={bodyLabelId}
+                    describedBy={`${bodyId}-hint${errors.body ? ` ${bodyId}-error` : ''}`}
+                    invalid={Boolean(errors.body)}
+                    value={field.value}
+                    onChange={field.onChange}
+                    onBlur={field.onBlur}
+                    editorRef={(view) => {
+                      editor.current = view;
+                    }}
+                  />
+                )}
+              />
               {errors.body ? (
                 <p id={`${bodyId}-error`} className="field-error">
                   {errors.body.message}
