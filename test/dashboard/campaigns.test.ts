@@ -39,6 +39,13 @@ beforeAll(async () => {
     const res = await stack.http.post('/contacts', { email: `reader${i}@example.com`, data: { firstName: `Reader${i}`, plan } }, { key: project.secretKey });
     expect(res.status).toBeLessThan(300);
   }
+  const segment = await stack.http.post('/segments', { name: 'Early readers', type: 'STATIC' }, { key: project.secretKey });
+  expect(segment.status).toBe(201);
+  await stack.http.post(
+    `/segments/${segment.body.id}/members`,
+    { emails: ['reader0@example.com', 'reader3@example.com', 'reader4@example.com'] },
+    { key: project.secretKey },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -109,8 +116,14 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   await page.getByRole('combobox', { name: 'Audience' }).selectOption('FILTERED');
   await page.getByRole('button', { name: 'Insert an example filter' }).click();
   await count.getByText('2 contacts will receive it').waitFor();
+  await page.getByText('Reads: data.plan is "pro"').waitFor();
   await page.getByRole('textbox', { name: 'Filter' }).fill('{ not json');
   await count.getByText('Complete the audience').waitFor();
+  // SEGMENT: the segment picker; the count is its members'.
+  await page.getByRole('combobox', { name: 'Audience' }).selectOption('SEGMENT');
+  await count.getByText('Complete the audience').waitFor();
+  await page.getByRole('combobox', { name: 'Segment' }).selectOption({ label: 'Early readers (3 contacts)' });
+  await count.getByText('3 contacts will receive it').waitFor();
   await page.getByRole('combobox', { name: 'Audience' }).selectOption('ALL');
   await count.getByText(`${CONTACTS} contacts will receive it`).waitFor();
   await expectAccessible(page);

@@ -1,12 +1,12 @@
 import { useId } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
 import type { UseFormRegister, FieldErrors } from 'react-hook-form';
-import { unwrap } from '../api/client';
-import { queryKeys } from '../api/queries';
+import { segmentsQuery } from '../segments/segmentsApi';
 import { useCurrentProject } from '../projects/currentProject';
 import { SelectField } from '../components/SelectField';
 import { ErrorNotice } from '../components/ErrorNotice';
-import { AUDIENCE_LABELS, contactsPhrase, type AudienceQuery, type AudienceType, useRecipientCount } from './campaignData';
+import { AUDIENCE_LABELS, contactsPhrase, readableCondition, type AudienceQuery, type AudienceType, useRecipientCount } from './campaignData';
 import type { ComposeValues } from './composeForm';
 
 /** An example the FILTERED audience starts from: the condition tree of segments (contract 10). */
@@ -32,10 +32,10 @@ export function AudienceFields({
   const { project, client } = useCurrentProject();
   const conditionId = useId();
   const segments = useQuery({
-    queryKey: [...queryKeys.project(project.id), 'segments'],
-    queryFn: () => unwrap(client.GET('/segments')),
-    enabled: audienceType === 'SEGMENT',
+    ...segmentsQuery(project.id, client),
+    enabled: audienceType !== 'ALL',
   });
+  const segmentNames = new Map((segments.data ?? []).map((segment) => [segment.id, segment.name]));
   const count = useRecipientCount(client, project.id, audience);
 
   return (
@@ -52,7 +52,9 @@ export function AudienceFields({
         ) : segments.isError ? (
           <ErrorNotice error={segments.error} title="The segments could not be loaded" />
         ) : segments.data.length === 0 ? (
-          <p className="notice">This project has no segments yet: create one through the API (POST /segments), or send to all contacts.</p>
+          <p className="notice">
+            This project has no segments yet: <Link to={`/projects/${project.id}/segments`}>create one on the Segments page</Link>, or send to all contacts.
+          </p>
         ) : (
           <SelectField
             label="Segment"
@@ -81,6 +83,11 @@ export function AudienceFields({
             A condition tree, as segments take it: <code>logic</code> (AND or OR) over <code>groups</code> of <code>filters</code> (<code>field</code>,{' '}
             <code>operator</code>, <code>value</code>). Fields: email, subscribed, createdAt, data.&lt;key&gt;, event.&lt;name&gt;, segment.&lt;id&gt;.
           </p>
+          {audience?.audienceType === 'FILTERED' && readableCondition(audience.audienceCondition, segmentNames) ? (
+            <p className="condition-reads">
+              <span className="muted">Reads:</span> {readableCondition(audience.audienceCondition, segmentNames)}
+            </p>
+          ) : null}
           {errors.audienceCondition ? (
             <p id={`${conditionId}-error`} className="field-error">
               {errors.audienceCondition.message}

@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { unwrap } from '../api/client';
+import { segmentsQuery } from '../segments/segmentsApi';
 import { queryKeys } from '../api/queries';
 import { useCurrentProject } from '../projects/currentProject';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -17,6 +18,7 @@ import {
   campaignKeys,
   campaignQuery,
   contactsPhrase,
+  readableCondition,
   STATUS_BADGES,
   STATUS_LABELS,
   TYPE_HINTS,
@@ -84,6 +86,11 @@ function Details({ campaign }: { campaign: Campaign }) {
     queryFn: () => unwrap(client.GET('/segments/{id}', { params: { path: { id: campaign.segmentId! } } })),
     enabled: campaign.audienceType === 'SEGMENT' && campaign.segmentId !== null,
   });
+  const segments = useQuery({
+    ...segmentsQuery(project.id, client),
+    enabled: campaign.audienceType === 'FILTERED',
+  });
+  const segmentNames = new Map((segments.data ?? []).map((s) => [s.id, s.name]));
   let audience: string = AUDIENCE_LABELS[campaign.audienceType];
   if (campaign.audienceType === 'SEGMENT') {
     audience = campaign.segmentId === null ? 'A segment that was deleted' : `Segment: ${segment.data?.name ?? '…'}`;
@@ -115,7 +122,11 @@ function Details({ campaign }: { campaign: Campaign }) {
           <div className="details-wide">
             <dt>Filter</dt>
             <dd>
-              <pre className="condition-text">{JSON.stringify(campaign.audienceCondition, null, 2)}</pre>
+              <p className="condition-text">{readableCondition(campaign.audienceCondition, segmentNames) ?? 'A condition this page cannot put in words'}</p>
+              <details className="condition-json">
+                <summary>The condition as JSON</summary>
+                <pre className="condition-text">{JSON.stringify(campaign.audienceCondition, null, 2)}</pre>
+              </details>
             </dd>
           </div>
         ) : null}

@@ -4,6 +4,7 @@ import type { components } from '../../../client/mailroomClient';
 import type { MailroomClient } from '../../../client/mailroomClient';
 import { unwrap } from '../api/client';
 import { queryKeys } from '../api/queries';
+import { conditionText, type ConditionTree as ReadableTree, type SegmentNames } from '../segments/conditionText';
 
 export type Campaign = components['schemas']['Campaign'];
 export type CampaignStatus = Campaign['status'];
@@ -114,4 +115,19 @@ export function audienceOf(campaign: Campaign): AudienceQuery {
 
 export function contactsPhrase(count: number): string {
   return count === 1 ? '1 contact' : `${new Intl.NumberFormat().format(count)} contacts`;
+}
+
+/**
+ * A condition tree in words (the Segments page's conditionText), or null for a value that is not
+ * one yet (a filter being typed): the API says what is wrong with it.
+ */
+export function readableCondition(value: unknown, segmentNames?: SegmentNames): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const tree = value as Partial<ReadableTree>;
+  if ((tree.logic !== 'AND' && tree.logic !== 'OR') || !Array.isArray(tree.groups)) return null;
+  try {
+    return conditionText(tree as ReadableTree, segmentNames);
+  } catch {
+    return null;
+  }
 }
