@@ -182,6 +182,16 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   const sent = (await stack.http.get('/campaigns?status=SENT', { key: project.secretKey })).body.data[0];
   expect(sent).toMatchObject({ name: 'November news', status: 'SENT', totalRecipients: CONTACTS, sentCount: CONTACTS });
 
+  // A test copy to one address, rendered with that contact's data, counted nowhere.
+  await page.getByRole('textbox', { name: 'Test recipient' }).fill('reader1@example.com');
+  await page.getByRole('button', { name: 'Send test' }).click();
+  await page.getByRole('status').getByText('Test email sent to reader1@example.com').waitFor();
+  await eventually(async () => {
+    const res = await stack.http.get('/outbox?limit=50', { key: project.secretKey });
+    if (!res.body.data.some((m: { subject: string }) => m.subject === '[TEST] News for Reader1')) throw new Error('no test copy yet');
+  }, 30_000);
+  expect((await stack.http.get(`/campaigns/${sent.id}`, { key: project.secretKey })).body.sentCount).toBe(CONTACTS);
+
   // A copy, scheduled, then cancelled (through the API, which cancels its Temporal workflow).
   await page.getByRole('button', { name: 'Duplicate' }).click();
   await page.getByRole('heading', { name: 'Edit November news (copy)', level: 1 }).waitFor();

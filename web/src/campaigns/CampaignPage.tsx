@@ -407,16 +407,14 @@ function Results({ campaign }: { campaign: Campaign }) {
               <span className="stat-rate">{formatPercent(stats.data.bounceRate)} of sent</span>
             </dd>
           </div>
-          <div>
-            <dt>Complained</dt>
-            <dd>{formatNumber(stats.data.complainedCount)}</dd>
-          </div>
-          <div>
-            <dt>Unsubscribed</dt>
-            <dd>{formatNumber(stats.data.unsubscribedCount)}</dd>
-          </div>
         </dl>
       )}
+      {stats.data ? (
+        <p className="muted campaign-stats-more">
+          Complained: {formatNumber(stats.data.complainedCount)} · Unsubscribed after it: {formatNumber(stats.data.unsubscribedCount)}. Rates are of the emails
+          sent; opens and clicks come from the tracking pixel and links.
+        </p>
+      ) : null}
     </section>
   );
 }
