@@ -29,6 +29,7 @@ export const router = createBrowserRouter(
         { path: '/signup', element: <SignUpPage /> },
         { path: '/forgot-password', lazy: async () => ({ Component: (await import('./auth/ForgotPasswordPage')).ForgotPasswordPage }) },
         { path: '/reset-password', lazy: async () => ({ Component: (await import('./auth/ResetPasswordPage')).ResetPasswordPage }) },
+        { path: '/verify-email', lazy: async () => ({ Component: (await import('./auth/VerifyEmailPage')).VerifyEmailPage }) },
         {
           path: '/',
           element: <RequireSession />,

@@ -1,41 +1,25 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { sessionClient, unwrap } from '../api/client';
-import { configQuery, queryKeys, type InstanceConfig } from '../api/queries';
+import { configQuery, queryKeys } from '../api/queries';
 import { useCurrentProject } from '../projects/currentProject';
 import { NewKeys } from '../projects/NewKeys';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { PageTitle } from '../components/PageTitle';
+import { sendSnippets, trackSnippets } from './snippets';
+import { SnippetTabs } from './SnippetTabs';
+import { SmtpRelay } from './SmtpRelay';
+import { RecentRequests } from './RecentRequests';
+import { LiveEvents } from './LiveEvents';
+import './developers.css';
 
-/** The address this dashboard was opened at is the API's (same origin), whatever PUBLIC_URL says. */
-function apiBaseUrl(): string {
-  return window.location.origin;
-}
-
-function sendSnippet(config: InstanceConfig | undefined): string {
-  const from = config?.localOutbox.senderDomain ? `hello@${config.localOutbox.senderDomain}` : 'hello@your-verified-domain.com';
-  const body = JSON.stringify({ from, to: 'you@example.com', subject: 'Hello from Mailroom', body: '<p>It works.</p>' }, null, 2);
-  return [
-    `curl ${apiBaseUrl()}/v1/send \\`,
-    `  -H "Authorization: Bearer $MAILROOM_SECRET_KEY" \\`,
-    `  -H "Content-Type: application/json" \\`,
-    `  -d '${body}'`,
-  ].join('\n');
-}
-
-function trackSnippet(publicKey: string): string {
-  return [
-    `fetch('${apiBaseUrl()}/v1/track', {`,
-    `  method: 'POST',`,
-    `  headers: { Authorization: 'Bearer ${publicKey}', 'Content-Type': 'application/json' },`,
-    `  body: JSON.stringify({ email: 'ada@example.com', event: 'signed-up', data: { plan: 'free' } }),`,
-    `});`,
-  ].join('\n');
-}
-
-/** Keys and snippets that work as shown: what a developer needs to call the API from their code. */
+/**
+ * What a developer needs to call the API from their code: the keys, examples that work as shown
+ * (curl, @plunk/node, the browser, the SMTP relay), and what their calls did: the recent API
+ * requests with status and duration, and the live stream of events.
+ */
 export function DevelopersPage() {
   const { project } = useCurrentProject();
   const queryClient = useQueryClient();
@@ -51,8 +35,8 @@ export function DevelopersPage() {
     },
   });
   const mayRegenerate = project.role === 'OWNER' || project.role === 'ADMIN';
-  const send = sendSnippet(config.data);
-  const track = trackSnippet(regenerate.data?.publicKey ?? project.publicKey);
+  const send = sendSnippets(config.data);
+  const track = trackSnippets(regenerate.data?.publicKey ?? project.publicKey);
 
   return (
     <div className="page">
@@ -96,28 +80,31 @@ export function DevelopersPage() {
         </section>
       )}
 
-      <section className="card" aria-labelledby="send-heading">
-        <h2 id="send-heading">Send an email</h2>
-        <p className="muted">
-          From your server, with the secret key in <code>MAILROOM_SECRET_KEY</code>.
-          {config.data?.localOutbox.enabled
-            ? ' This instance has no SMTP relay configured: mail stays in its local outbox, and any project may send from the outbox domain.'
-            : ' The sender’s domain must be one of the project’s verified domains.'}
-        </p>
-        <pre className="snippet">
-          <code>{send}</code>
-        </pre>
-        <CopyButton value={send} what="curl example" />
-      </section>
+      <div className="developers-examples">
+        <section className="card" aria-labelledby="send-heading">
+          <h2 id="send-heading">Send an email</h2>
+          <p className="muted">
+            From your server, with the secret key in <code>MAILROOM_SECRET_KEY</code>.
+            {config.data?.localOutbox.enabled
+              ? ' This instance has no SMTP relay configured: mail stays in its local outbox, and any project may send from the outbox domain.'
+              : ' The sender’s domain must be one of the project’s verified domains.'}
+          </p>
+          <SnippetTabs name="Send examples" snippets={send} />
+        </section>
 
-      <section className="card" aria-labelledby="track-heading">
-        <h2 id="track-heading">Track an event</h2>
-        <p className="muted">From a web page, with the public key: it creates or updates the contact and can start workflows.</p>
-        <pre className="snippet">
-          <code>{track}</code>
-        </pre>
-        <CopyButton value={track} what="JavaScript example" />
-      </section>
+        <section className="card" aria-labelledby="track-heading">
+          <h2 id="track-heading">Track an event</h2>
+          <p className="muted">With the public key, from a web page too: it creates or updates the contact and can start workflows.</p>
+          <SnippetTabs name="Track examples" snippets={track} />
+        </section>
+      </div>
+
+      <RecentRequests />
+
+      <div className="developers-pair">
+        <LiveEvents />
+        <SmtpRelay config={config.data} />
+      </div>
 
       <p className="muted">
         Every route is described in the <a href="/docs">API reference</a> (OpenAPI at <a href="/openapi.json">/openapi.json</a>).

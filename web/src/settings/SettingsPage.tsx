@@ -15,17 +15,19 @@ import { Loading } from '../components/Loading';
 import { PageTitle } from '../components/PageTitle';
 import { showFieldErrors } from '../components/formErrors';
 import { formatDateTime } from '../components/format';
+import { UsageCaps } from './UsageCaps';
+import './settings.css';
 
 type MemberRole = (typeof memberRoles)[number];
 
 const ROLE_OPTIONS = memberRoles.map((role) => ({ value: role, label: role.charAt(0) + role.slice(1).toLowerCase() }));
 
-/** The project's name and its members with their roles. */
+/** The project's name, its members with their roles, and this month's usage against its caps (contract 17). */
 export function SettingsPage() {
   const { project } = useCurrentProject();
   const manages = project.role === 'OWNER' || project.role === 'ADMIN';
   return (
-    <div className="page">
+    <div className="page settings-page">
       <PageTitle parts={['Settings', project.name]} />
       <header className="page-header">
         <h1>Settings</h1>
@@ -33,6 +35,7 @@ export function SettingsPage() {
       </header>
       <ProjectNameForm key={project.id} manages={manages} />
       <Members manages={manages} />
+      <UsageCaps manages={manages} />
     </div>
   );
 }
