@@ -1,35 +1,19 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { dashboardBuild, ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // Contract 21: the dashboard at /app/, served by the API from its own build; sign up, a project and
 // its keys shown once, log out and in again; accessible names as the interface; axe-core's WCAG 2.1
 // A/AA rules with no serious or critical violation; nothing loaded from another origin.
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as {
-  ensureWebBuilt: () => void;
-  loginRouteJavaScriptBytes: () => number;
-  LOGIN_ROUTE_JS_BUDGET: number;
-};
-
-/** Screenshots land in test-results/dashboard/ (ignored by git), to look at. */
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `${name}.png`);
-}
 
 let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
   // The API serves dist/web/; build it when missing or stale, as `npm start` does.
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([startTestStack({ worker: false }), launchChromium()]);
 }, 120_000);
 
@@ -37,10 +21,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 /** Everything the page keeps in the browser's storage (contract 21: never a secret key). */
 async function browserStorage(page: Page, context: BrowserContext): Promise<string> {
@@ -65,7 +45,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   await page.goto(`${stack.api.url}/app/`);
   await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('login-1280') });
+  await page.screenshot({ path: screenshotPath('login-1280') });
 
   await page.getByRole('link', { name: 'Sign up' }).click();
   await page.getByRole('heading', { name: 'Sign up', level: 1 }).waitFor();
@@ -88,7 +68,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   const secretKey = shownKeys.find((key) => key.startsWith('sk_'))!;
   expect(secretKey).toMatch(/^sk_\S{20,}$/);
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('project-keys-1280') });
+  await page.screenshot({ path: screenshotPath('project-keys-1280') });
   // The key shown works, and the dashboard kept it nowhere.
   expect((await stack.http.get('/contacts?limit=1', { key: secretKey })).status).toBe(200);
   expect(await browserStorage(page, context)).not.toContain(secretKey);
@@ -104,7 +84,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   await page.getByRole('heading', { name: 'Get set up' }).waitFor();
   await page.getByRole('heading', { name: 'Recent activity' }).waitFor();
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('overview-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('overview-1280'), fullPage: true });
 
   // Developers: the secret key only as its hint; regenerating asks first, then shows the new keys once.
   await nav.getByRole('link', { name: 'Developers' }).click();
@@ -122,7 +102,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   expect((await stack.http.get('/contacts?limit=1', { key: secretKey })).status).toBe(401);
   expect((await stack.http.get('/contacts?limit=1', { key: newSecretKey })).status).toBe(200);
   expect(await browserStorage(page, context)).not.toContain(newSecretKey);
-  await page.screenshot({ path: screenshot('developers-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('developers-1280'), fullPage: true });
 
   // Emails: one sent through the API with the new key is listed (queued: this stack runs no worker).
   const sent = await stack.http.post(
@@ -147,7 +127,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   await page.getByRole('heading', { name: 'mail.example.com' }).waitFor();
   await page.getByRole('button', { name: 'Copy DKIM value' }).waitFor();
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('domains-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('domains-1280'), fullPage: true });
 
   await nav.getByRole('link', { name: 'Activity' }).click();
   await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor();
@@ -163,7 +143,7 @@ test('sign up, create a project and see its keys once, log out, log in again: by
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('status').getByText('Saved').waitFor();
   await page.getByRole('combobox', { name: 'Project' }).getByRole('option', { name: 'Weekly newsletter' }).waitFor({ state: 'attached' });
-  await page.screenshot({ path: screenshot('settings-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('settings-1280'), fullPage: true });
 
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
@@ -201,7 +181,7 @@ test('a refused log-in shows the API’s message and request id; the form checks
   await alert.getByText('Invalid email or password').waitFor();
   expect(await alert.textContent()).toMatch(/Request ID: \S+/);
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('login-refused-390') });
+  await page.screenshot({ path: screenshotPath('login-refused-390') });
   await page.close();
 }, 60_000);
 
@@ -233,5 +213,5 @@ test('the API serves the build: the page on every /app/ path with its CSP, immut
   expect((await stack.http.get('/app/assets/missing-0000.js')).status).toBe(404);
 
   // Contract 21: the log-in route's JavaScript, gzip-compressed as served, within 500 KB.
-  expect(webBuild.loginRouteJavaScriptBytes()).toBeLessThanOrEqual(webBuild.LOGIN_ROUTE_JS_BUDGET);
+  expect(dashboardBuild.loginRouteJavaScriptBytes()).toBeLessThanOrEqual(dashboardBuild.LOGIN_ROUTE_JS_BUDGET);
 });

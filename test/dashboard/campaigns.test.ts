@@ -1,26 +1,16 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // Contract 21 and issue 37's Campaigns: compose to ALL with the live recipient count, send now and
 // watch the progress reach "sent" with its numbers and the mail in the local outbox; schedule a copy
 // and cancel it; by accessible names, axe-core on every page.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-/** Screenshots land in test-results/dashboard/ (ignored by git), to look at. */
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `campaigns-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`campaigns-${name}`);
 
 const CONTACTS = 5;
 
@@ -30,7 +20,7 @@ let account: TestAccount;
 let project: TestProject;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   // A worker runs the campaign's Temporal workflow; one email a second, so the progress can be watched.
   [stack, browser] = await Promise.all([startTestStack({ worker: true, env: { CAMPAIGN_RATE_PER_SECOND: '1' } }), launchChromium()]);
   ({ account, project } = await accountWithProject(stack.http));
@@ -52,10 +42,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 /** A full-page screenshot from the top (a page scrolled by the test would show its sticky parts out of place). */
 async function capture(page: Page, name: string, { fromTop = true } = {}) {

@@ -1,32 +1,23 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // The dashboard's Contacts pages (issue 37, contract 21) in Chromium against the real stack, worker
 // included (imports and bulk jobs are Temporal workflows): the list with search and filters, a new
 // contact, one contact's page with its events and emails as one timeline, edit, a CSV import with
 // its column preview and live progress, a bulk unsubscribe of selected rows, delete.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `contacts-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`contacts-${name}`);
 
 let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([startTestStack({ worker: true }), launchChromium()]);
 }, 180_000);
 
@@ -34,10 +25,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 test('contacts: create, search, one contact’s timeline, edit, import a CSV live, bulk unsubscribe, delete', async () => {
   const { account, project } = await accountWithProject(stack.http);

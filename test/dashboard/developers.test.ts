@@ -1,29 +1,18 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
 import { deriveUserToken, userRepository } from '../../db/repositories/userRepository';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // Contract 21 and issue 37: the Developers page (keys, examples that work as shown, the SMTP relay's
 // settings, the recent API requests with status and duration, the live stream of events), Settings'
 // usage against the monthly caps, and the page the verification email links to.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
 const run = promisify(execFile);
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `${name}.png`);
-}
 
 let stack: TestStack;
 let browser: Browser;
@@ -31,7 +20,7 @@ let account: TestAccount;
 let project: TestProject;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   // The SMTP relay listens (on a free port) so the page shows its settings.
   [stack, browser] = await Promise.all([startTestStack({ worker: false, smtpPorts: { submission: 0 } }), launchChromium()]);
   ({ account, project } = await accountWithProject(stack.http));
@@ -41,10 +30,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 /**
  * The elements sticking out past the right edge of a 390 px wide page (outermost first, each as
@@ -151,7 +136,7 @@ test('Developers: keys, examples that work as shown, the SMTP relay, recent requ
   expect(await page.evaluate('window.__notReloaded')).toBe(true);
 
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('developers-overview-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('developers-overview-1280'), fullPage: true });
   await context.close();
 }, 120_000);
 
@@ -163,7 +148,7 @@ test('Developers at 390 px: nothing overflows, every part reachable', async () =
   await page.getByRole('log', { name: 'Live events' }).getByText('plan-upgraded').waitFor();
   expect(await overflowing(page)).toEqual([]);
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('developers-overview-390'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('developers-overview-390'), fullPage: true });
   await context.close();
 }, 60_000);
 
@@ -197,10 +182,10 @@ test('Settings: this month’s usage against the caps, with progress bars; billi
   expect(limits.body.campaigns.limit).toBe(5000);
 
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('settings-usage-1280'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('settings-usage-1280'), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await overflowing(page)).toEqual([]);
-  await page.screenshot({ path: screenshot('settings-usage-390'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('settings-usage-390'), fullPage: true });
   await context.close();
 }, 60_000);
 
@@ -215,7 +200,7 @@ test('the verification email’s link: /app/verify-email verifies once, then say
   await page.getByRole('heading', { name: 'Email verified', level: 1 }).waitFor();
   await page.getByRole('status').getByText(account.email).waitFor();
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('verify-email-390') });
+  await page.screenshot({ path: screenshotPath('verify-email-390') });
   expect((await stack.http.get('/users/@me', { cookie: account.cookie })).body.emailVerified).toBe(true);
 
   // The link again: spent, and the page says so with the API's message and request id.
@@ -225,7 +210,7 @@ test('the verification email’s link: /app/verify-email verifies once, then say
   await alert.getByText('invalid, expired or already used', { exact: false }).waitFor();
   expect(await alert.textContent()).toMatch(/Request ID: \S+/);
   await expectAccessible(page);
-  await page.screenshot({ path: screenshot('verify-email-spent-390') });
+  await page.screenshot({ path: screenshotPath('verify-email-spent-390') });
 
   await page.goto(`${stack.api.url}/app/verify-email`);
   await page.getByText('This link has no verification token', { exact: false }).waitFor();

@@ -1,31 +1,23 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
 import { launchChromium } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import type { TestAccount, TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // Contract 21 in Chromium against the real stack (API, worker, local outbox, inbound SMTP): one
 // email's page (details, story, HTML / text / raw source), looking is not opening, mail HTML runs
 // nothing, received mail with its verdicts and attachments, the outbox like Mailpit.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `emails-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`emails-${name}`);
 
 /** A free loopback port, so PUBLIC_URL can name the API's own origin: a pixel left in a preview would then load (the CSP allows 'self'). */
 async function freePort(): Promise<number> {
@@ -48,7 +40,7 @@ let project: TestProject;
 let domain: string;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   const port = await freePort();
   dns = await startTestDnsServer();
   [stack, browser, receiver] = await Promise.all([
@@ -71,10 +63,6 @@ afterAll(async () => {
 });
 
 const apiGet = (urlPath: string) => stack.http.get(urlPath, { key: project.secretKey });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 /** A browser signed in as the project's owner, through the log-in page; every request of every tab recorded. */
 async function signedIn(width = 1280): Promise<{ context: BrowserContext; page: Page; requested: string[] }> {

@@ -1,30 +1,21 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject } from '../support/accounts';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // The dashboard's Segments pages (issue 37, contract 21) in Chromium against the real stack, worker
 // included (tracked segments are kept current off the request path): a static segment with members
 // added and removed, a dynamic one with its condition as text and its member count, the API's
 // field errors for a bad condition, a tracked one computed, delete with a confirmation.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `segments-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`segments-${name}`);
 
 let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([startTestStack({ worker: true }), launchChromium()]);
 }, 180_000);
 
@@ -32,10 +23,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 test('segments: a static one with members added and removed, a dynamic one’s condition and count, a tracked one computed, delete', async () => {
   const { account, project } = await accountWithProject(stack.http);

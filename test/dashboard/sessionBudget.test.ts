@@ -3,13 +3,11 @@ import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium } from '../support/browser';
 import { accountWithProject } from '../support/accounts';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { ensureDashboardBuilt } from '../support/dashboard';
 
 // Contract 4: a dashboard session's calls (cookie + X-Project-Id) count against a budget of their
 // own per user, never the project's, so open dashboards cannot starve the project's /v1/send.
 // The project's budget here is 5 a minute: the dashboard alone makes more calls than that.
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
 
 const PROJECT_BUDGET = 5;
 const SESSION_BUDGET = 1200;
@@ -18,7 +16,7 @@ let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([
     startTestStack({ worker: false, env: { RATE_LIMIT_PER_MINUTE: String(PROJECT_BUDGET), SESSION_RATE_LIMIT_PER_MINUTE: String(SESSION_BUDGET) } }),
     launchChromium(),

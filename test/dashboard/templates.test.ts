@@ -1,12 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
 import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // The dashboard's Templates pages (issue 37, contract 21) in Chromium against the real stack, worker
 // included (a test email is delivered by a Temporal workflow into the local outbox): the list, a new
@@ -14,20 +12,13 @@ import { OUTBOX_SENDER_DOMAIN } from '../../lib/domainName';
 // sandboxed frame) filled with a chosen contact's data, the variables listed, save, send a test and
 // see it arrive, duplicate, delete; the preview carries no open pixel and no tracked link.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `templates-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`templates-${name}`);
 
 let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([startTestStack({ worker: true }), launchChromium()]);
 }, 180_000);
 
@@ -35,10 +26,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 const PREVIEW = 'iframe[title="Preview of the template"]';
 

@@ -1,11 +1,9 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
-import { seriousAccessibilityViolations } from '../support/accessibility';
 import { accountWithProject, type TestProject } from '../support/accounts';
 import { eventually } from '../support/eventually';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
 
 // The dashboard's Workflows pages (issue 37, contract 21) in Chromium against the real stack, worker
 // included (executions are Temporal workflows): a workflow made through the API enabled in the
@@ -13,14 +11,7 @@ import { eventually } from '../support/eventually';
 // API and Temporal) one and all, each linked to its run in the Temporal UI; a graph error shown
 // when enabling a workflow that cannot run.
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, without types to import
-const webBuild = require('../../scripts/build-web.cjs') as { ensureWebBuilt: () => void };
-
-function screenshot(name: string): string {
-  const dir = path.join(__dirname, '../../test-results/dashboard');
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `workflows-${name}.png`);
-}
+const screenshot = (name: string) => screenshotPath(`workflows-${name}`);
 
 const TEMPORAL_UI = 'http://temporal-ui.test:8233';
 
@@ -28,7 +19,7 @@ let stack: TestStack;
 let browser: Browser;
 
 beforeAll(async () => {
-  webBuild.ensureWebBuilt();
+  ensureDashboardBuilt();
   [stack, browser] = await Promise.all([startTestStack({ worker: true, env: { TEMPORAL_UI_URL: TEMPORAL_UI } }), launchChromium()]);
 }, 180_000);
 
@@ -36,10 +27,6 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function expectAccessible(page: Page) {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
 
 /** TRIGGER → DELAY "Wait an hour" → EXIT "Done", through the API: an execution stays WAITING at the delay. */
 async function waitingWorkflow(project: TestProject) {

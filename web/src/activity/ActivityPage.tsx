@@ -8,6 +8,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { Loading } from '../components/Loading';
 import { PageTitle } from '../components/PageTitle';
 import { ActivityTable, TYPE_LABELS, type ActivityItem } from './ActivityTable';
+import { LoadMore } from '../components/LoadMore';
 
 const TYPES = Object.keys(TYPE_LABELS) as ActivityItem['type'][];
 
@@ -70,19 +71,7 @@ export function ActivityPage() {
               labelledBy="feed-heading"
               empty={type ? 'No activity of this type in the last 30 days.' : 'No activity in the last 30 days.'}
             />
-            {feed.hasNextPage ? (
-              <div className="card-actions">
-                <button
-                  type="button"
-                  className="button"
-                  onClick={() => void feed.fetchNextPage()}
-                  disabled={feed.isFetchingNextPage}
-                  aria-busy={feed.isFetchingNextPage || undefined}
-                >
-                  Load more
-                </button>
-              </div>
-            ) : null}
+            <LoadMore query={feed} />
           </>
         )}
       </section>

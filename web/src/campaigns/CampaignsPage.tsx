@@ -9,6 +9,7 @@ import { PageTitle } from '../components/PageTitle';
 import { formatDateTime, formatNumber } from '../components/format';
 import { campaignKeys, STATUS_BADGES, STATUS_LABELS, type Campaign, type CampaignStatus } from './campaignData';
 import './campaigns.css';
+import { LoadMore } from '../components/LoadMore';
 
 const PAGE_SIZE = 25;
 
@@ -150,19 +151,7 @@ export function CampaignsPage() {
             </table>
           </div>
         )}
-        {campaigns.hasNextPage ? (
-          <div className="card-actions">
-            <button
-              type="button"
-              className="button"
-              onClick={() => void campaigns.fetchNextPage()}
-              disabled={campaigns.isFetchingNextPage}
-              aria-busy={campaigns.isFetchingNextPage || undefined}
-            >
-              Load more
-            </button>
-          </div>
-        ) : null}
+        <LoadMore query={campaigns} />
         {total !== undefined && items.length > 0 ? (
           <p className="muted campaign-count">
             {formatNumber(items.length)} of {formatNumber(total)} shown

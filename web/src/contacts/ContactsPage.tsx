@@ -13,6 +13,7 @@ import { JobProgress } from './JobProgress';
 import { contactKeys, SORT_LABELS, type Contact, type SortOrder } from './contactsApi';
 import { displayValue } from './dataFields';
 import './contacts.css';
+import { LoadMore } from '../components/LoadMore';
 
 const PAGE_SIZE = 50;
 /** POST /contacts/bulk-* takes at most this many ids. */
@@ -284,19 +285,7 @@ export function ContactsPage() {
             </table>
           </div>
         )}
-        {contacts.hasNextPage ? (
-          <div className="card-actions">
-            <button
-              type="button"
-              className="button"
-              onClick={() => void contacts.fetchNextPage()}
-              disabled={contacts.isFetchingNextPage}
-              aria-busy={contacts.isFetchingNextPage || undefined}
-            >
-              Load more
-            </button>
-          </div>
-        ) : null}
+        <LoadMore query={contacts} />
       </section>
 
       <ConfirmDialog

@@ -6,6 +6,7 @@ import { queryKeys } from '../api/queries';
 import { useCurrentProject } from '../projects/currentProject';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Loading } from '../components/Loading';
+import { LoadMore } from '../components/LoadMore';
 
 type LoggedRequest = components['schemas']['LoggedRequest'];
 
@@ -165,19 +166,7 @@ export function RecentRequests() {
           </table>
         </div>
       )}
-      {requests.hasNextPage ? (
-        <div className="card-actions">
-          <button
-            type="button"
-            className="button"
-            onClick={() => void requests.fetchNextPage()}
-            disabled={requests.isFetchingNextPage}
-            aria-busy={requests.isFetchingNextPage || undefined}
-          >
-            Load more
-          </button>
-        </div>
-      ) : null}
+      <LoadMore query={requests} />
     </section>
   );
 }

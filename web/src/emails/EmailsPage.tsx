@@ -9,6 +9,7 @@ import { Loading } from '../components/Loading';
 import { PageTitle } from '../components/PageTitle';
 import { formatDateTime } from '../components/format';
 import { SOURCE_LABELS, STATUS_LABELS, statusBadgeClass } from './emailLabels';
+import { LoadMore } from '../components/LoadMore';
 
 function oneOf<T extends string>(labels: Record<T, string>, value: string | null): T | undefined {
   return value !== null && value in labels ? (value as T) : undefined;
@@ -134,19 +135,7 @@ export function EmailsPage() {
             </table>
           </div>
         )}
-        {emails.hasNextPage ? (
-          <div className="card-actions">
-            <button
-              type="button"
-              className="button"
-              onClick={() => void emails.fetchNextPage()}
-              disabled={emails.isFetchingNextPage}
-              aria-busy={emails.isFetchingNextPage || undefined}
-            >
-              Load more
-            </button>
-          </div>
-        ) : null}
+        <LoadMore query={emails} />
       </section>
     </div>
   );

@@ -9,6 +9,7 @@ import { PageTitle } from '../components/PageTitle';
 import { formatDateTime } from '../components/format';
 import { formatBytes } from '../emails/MessageView';
 import '../emails/emails.css';
+import { LoadMore } from '../components/LoadMore';
 
 /**
  * The local outbox (contract 9; in the navigation while SMTP_URL is unset): the mail the project
@@ -81,19 +82,7 @@ export function OutboxPage() {
             </table>
           </div>
         )}
-        {messages.hasNextPage ? (
-          <div className="card-actions">
-            <button
-              type="button"
-              className="button"
-              onClick={() => void messages.fetchNextPage()}
-              disabled={messages.isFetchingNextPage}
-              aria-busy={messages.isFetchingNextPage || undefined}
-            >
-              Load more
-            </button>
-          </div>
-        ) : null}
+        <LoadMore query={messages} />
       </section>
     </div>
   );
