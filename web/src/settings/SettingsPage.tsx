@@ -16,13 +16,14 @@ import { PageTitle } from '../components/PageTitle';
 import { showFieldErrors } from '../components/formErrors';
 import { formatDateTime } from '../components/format';
 import { UsageCaps } from './UsageCaps';
+import { BillingCard } from './BillingCard';
 import './settings.css';
 
 type MemberRole = (typeof memberRoles)[number];
 
 const ROLE_OPTIONS = memberRoles.map((role) => ({ value: role, label: role.charAt(0) + role.slice(1).toLowerCase() }));
 
-/** The project's name, its members with their roles, and this month's usage against its caps (contract 17). */
+/** The project's name, its members with their roles, billing with Stripe on, and this month's usage against its caps (contract 17). */
 export function SettingsPage() {
   const { project } = useCurrentProject();
   const manages = project.role === 'OWNER' || project.role === 'ADMIN';
@@ -35,6 +36,7 @@ export function SettingsPage() {
       </header>
       <ProjectNameForm key={project.id} manages={manages} />
       <Members manages={manages} />
+      <BillingCard manages={manages} />
       <UsageCaps manages={manages} />
     </div>
   );
