@@ -7,10 +7,11 @@ import { Loading } from '../components/Loading';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { formatNumber, formatPercent } from '../components/format';
 import { SetupChecklist } from './SetupChecklist';
+import { EmailTimeseries } from './EmailTimeseries';
 import { ActivityTable } from '../activity/ActivityTable';
 import { PageTitle } from '../components/PageTitle';
 
-/** The project's home: what is left to set up, the last 30 days in numbers, and what happened last. */
+/** The project's home: what is left to set up, the last 30 days in numbers and as a daily chart, and what happened last. */
 export function OverviewPage() {
   const { project, client } = useCurrentProject();
   const setup = useQuery(setupStateQuery(project.id));
@@ -76,6 +77,7 @@ export function OverviewPage() {
             </div>
           </dl>
         )}
+        <EmailTimeseries />
       </section>
 
       <section className="card" aria-labelledby="activity-heading">
