@@ -14,5 +14,10 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   // Two cores: one test file per core; each file gets its own database and task queue.
   maxWorkers: 2,
+  // A worker keeps about 100 MB more heap after each file (the files' module registries are not all
+  // collected) and reached 1 GB by the end of a run; freeing that at exit took longer than jest's
+  // 500 ms, so jest killed it ("failed to exit gracefully"). A worker above 500 MB after a file is
+  // replaced by a fresh one (docs/testing.md).
+  workerIdleMemoryLimit: '500MB',
   testTimeout: 60_000,
 };
