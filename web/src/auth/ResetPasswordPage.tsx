@@ -37,7 +37,7 @@ export function ResetPasswordPage() {
       title="Choose a new password"
       footer={
         <p>
-          No token? <Link to="/forgot-password">Send a reset email</Link>
+          {linkToken ? 'Link expired or used?' : 'No token?'} <Link to="/forgot-password">Send a reset email</Link>
         </p>
       }
     >
