@@ -9,7 +9,7 @@ import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../suppo
 // The dashboard's Contacts pages (issue 37, contract 21) in Chromium against the real stack, worker
 // included (imports and bulk jobs are Temporal workflows): the list with search and filters, a new
 // contact, one contact's page with its events and emails as one timeline, edit, a CSV import with
-// its column preview and live progress, a bulk unsubscribe of selected rows, delete.
+// its column preview and live progress, a bulk unsubscribe of selected rows (followed again after a reload), delete.
 
 const screenshot = (name: string) => screenshotPath(`contacts-${name}`);
 
@@ -155,6 +155,12 @@ test('contacts: create, search, one contact’s timeline, edit, import a CSV liv
   await page.screenshot({ path: screenshot('list-selected-1280'), fullPage: true });
   await page.getByRole('button', { name: 'Unsubscribe' }).click();
   await page.getByRole('progressbar', { name: /Unsubscribing 2 contacts/ }).waitFor();
+  // The job is in the address (?bulkJob=), so a reload follows it again, to its end.
+  const bulkJobId = new URL(page.url()).searchParams.get('bulkJob');
+  expect(bulkJobId).toMatch(/\S/);
+  await page.reload();
+  expect(new URL(page.url()).searchParams.get('bulkJob')).toBe(bulkJobId);
+  await page.getByRole('progressbar', { name: /Unsubscribing 2 contacts/ }).waitFor();
   await page.getByRole('status').getByText('Finished: 2 unsubscribed.').waitFor({ timeout: 30_000 });
   await page.getByRole('combobox', { name: 'Subscribed' }).selectOption('false');
   const unsubscribed = page.getByRole('table');
@@ -165,6 +171,8 @@ test('contacts: create, search, one contact’s timeline, edit, import a CSV liv
   await expectAccessible(page);
   await page.screenshot({ path: screenshot('list-1280'), fullPage: true });
   await page.getByRole('button', { name: 'Dismiss' }).click();
+  await eventually(async () => expect(new URL(page.url()).searchParams.get('bulkJob')).toBeNull());
+  expect(new URL(page.url()).searchParams.get('subscribed')).toBe('false');
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('combobox', { name: 'Subscribed' }).selectOption('');
   await page.getByRole('link', { name: 'person29@example.com' }).waitFor();

@@ -9,7 +9,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { Loading } from '../components/Loading';
 import { PageTitle } from '../components/PageTitle';
 import { formatDateTime, formatNumber } from '../components/format';
-import { JobProgress } from './JobProgress';
+import { bulkJobTitle, JobProgress } from './JobProgress';
 import { contactKeys, SORT_LABELS, type Contact, type SortOrder } from './contactsApi';
 import { displayValue } from './dataFields';
 import './contacts.css';
@@ -20,7 +20,6 @@ const PAGE_SIZE = 50;
 const MAX_BULK = 1000;
 
 type BulkAction = 'subscribe' | 'unsubscribe' | 'delete';
-const BULK_TITLES: Record<BulkAction, string> = { subscribe: 'Subscribing', unsubscribe: 'Unsubscribing', delete: 'Deleting' };
 
 function sortOf(value: string | null): SortOrder {
   return value !== null && value in SORT_LABELS ? (value as SortOrder) : 'createdAt-desc';
@@ -36,7 +35,7 @@ function dataSummary(data: Record<string, unknown>): string {
 /**
  * /contacts: the project's contacts a page at a time (GET /contacts: search, subscribed, sort; the
  * filters live in the address), rows selected for the bulk jobs (subscribe, unsubscribe, delete)
- * whose progress shows live, and the ways in: a new contact, a CSV import.
+ * whose progress shows live (?bulkJob= keeps it across reloads), and the ways in: a new contact, a CSV import.
  */
 export function ContactsPage() {
   const { project, client } = useCurrentProject();
@@ -86,7 +85,18 @@ export function ContactsPage() {
   };
   const allShownSelected = items.length > 0 && items.every((contact) => selected.has(contact.id));
 
-  const [bulkJob, setBulkJob] = useState<{ id: string; action: BulkAction; count: number } | null>(null);
+  // The running bulk job lives in the address (?bulkJob=), like the import's ?job=, so a reload keeps following it.
+  const bulkJobId = searchParams.get('bulkJob') || null;
+  const setBulkJobId = (id: string | null) =>
+    setSearchParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        if (id) next.set('bulkJob', id);
+        else next.delete('bulkJob');
+        return next;
+      },
+      { replace: true },
+    );
   const [confirmingDelete, setConfirmingDelete] = useState(false);
   const bulk = useMutation({
     mutationFn: ({ action, contactIds }: { action: BulkAction; contactIds: string[] }) => {
@@ -95,9 +105,9 @@ export function ContactsPage() {
       if (action === 'unsubscribe') return unwrap(client.POST('/contacts/bulk-unsubscribe', { body }));
       return unwrap(client.POST('/contacts/bulk-delete', { body }));
     },
-    onSuccess: (queued, { action, contactIds }) => {
+    onSuccess: (queued) => {
       setConfirmingDelete(false);
-      setBulkJob({ id: queued.jobId, action, count: contactIds.length });
+      setBulkJobId(queued.jobId);
       setSelected(new Set());
     },
   });
@@ -148,16 +158,10 @@ export function ContactsPage() {
         </div>
       </header>
 
-      {bulkJob ? (
+      {bulkJobId ? (
         <div className="bulk-job">
-          <JobProgress
-            key={bulkJob.id}
-            jobId={bulkJob.id}
-            kind="bulk"
-            title={`${BULK_TITLES[bulkJob.action]} ${formatNumber(bulkJob.count)} contact${bulkJob.count === 1 ? '' : 's'}`}
-            onFinished={onBulkFinished}
-          />
-          <button type="button" className="button button-quiet button-small bulk-job-dismiss" onClick={() => setBulkJob(null)}>
+          <JobProgress key={bulkJobId} jobId={bulkJobId} kind="bulk" title={bulkJobTitle} onFinished={onBulkFinished} />
+          <button type="button" className="button button-quiet button-small bulk-job-dismiss" onClick={() => setBulkJobId(null)}>
             Dismiss
           </button>
         </div>

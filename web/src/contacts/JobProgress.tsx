@@ -14,6 +14,12 @@ const WHAT: Record<Job['type'], { noun: string; running: string; done: string }>
   BULK_DELETE: { noun: 'contacts', running: 'Deleting', done: 'deleted' },
 };
 
+/** A bulk job's title from the job itself ("Unsubscribing 2 contacts"), or a neutral one while it loads. */
+export function bulkJobTitle(job: Job | undefined): string {
+  if (!job) return 'Bulk change';
+  return `${WHAT[job.type].running} ${formatNumber(job.total)} contact${job.total === 1 ? '' : 's'}`;
+}
+
 /** One sentence on where the job is, for the live status line. */
 export function jobSummary(job: Job): string {
   const what = WHAT[job.type];
@@ -35,13 +41,14 @@ interface JobProgressProps {
   jobId: string;
   /** Which GET answers for it: /contacts/import/{jobId} or /contacts/bulk/{jobId}. */
   kind: 'import' | 'bulk';
-  title: string;
+  /** The card's heading; a function names it from the job once it has loaded (after a reload only its id is known). */
+  title: string | ((job: Job | undefined) => string);
   /** Called once when the job ends (to refresh what it changed). */
   onFinished?: (job: Job) => void;
 }
 
 /** An import or bulk job, live: a progress bar with its value, a status line, its counts and its errors, refetched every second while it runs. */
-export function JobProgress({ jobId, kind, title, onFinished }: JobProgressProps) {
+export function JobProgress({ jobId, kind, title: titleOf, onFinished }: JobProgressProps) {
   const { project, client } = useCurrentProject();
   const headingId = useId();
   const job = useQuery({
@@ -52,6 +59,7 @@ export function JobProgress({ jobId, kind, title, onFinished }: JobProgressProps
         : unwrap(client.GET('/contacts/bulk/{jobId}', { params: { path: { jobId } } })),
     refetchInterval: (query) => (query.state.data && !isRunning(query.state.data) ? false : JOB_POLL_MS),
   });
+  const title = typeof titleOf === 'string' ? titleOf : titleOf(job.data);
   const finished = job.data && !isRunning(job.data) ? job.data : undefined;
   const reported = useRef(false);
   useEffect(() => {
