@@ -3355,6 +3355,8 @@ export interface components {
         WorkflowExecution: {
             /** Format: date-time */
             completedAt: string | null;
+            /** @description The email of the contact it runs for; null when that contact was deleted */
+            contactEmail: string | null;
             /** Format: uuid */
             contactId: string;
             /** @description The data the steps see as the trigger event’s */
@@ -3410,6 +3412,8 @@ export interface components {
         WorkflowExecutionSummary: {
             /** Format: date-time */
             completedAt: string | null;
+            /** @description The email of the contact it runs for; null when that contact was deleted */
+            contactEmail: string | null;
             /** Format: uuid */
             contactId: string;
             /** @description The data the steps see as the trigger event’s */

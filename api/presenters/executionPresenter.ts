@@ -1,16 +1,20 @@
 import type { z } from 'zod';
-import type { ExecutionRow, ExecutionStepRow } from '../../db/automations/executionRepository';
+import type { ExecutionStepRow, ExecutionWithContactRow } from '../../db/automations/executionRepository';
 import type { executionResponse, executionSummaryResponse } from '../schemas/automationSchemas';
 import { executionWorkflowId } from '../../services/automation/executionStarts';
 
-/** The execution of contract section 12: as lists show it, or with its step history when given. */
-export function serializeExecution(execution: ExecutionRow): z.input<typeof executionSummaryResponse>;
-export function serializeExecution(execution: ExecutionRow, steps: ExecutionStepRow[]): z.input<typeof executionResponse>;
-export function serializeExecution(execution: ExecutionRow, steps?: ExecutionStepRow[]): z.input<typeof executionSummaryResponse | typeof executionResponse> {
+/** The execution of contract section 12 (with its contact's email): as lists show it, or with its step history when given. */
+export function serializeExecution(execution: ExecutionWithContactRow): z.input<typeof executionSummaryResponse>;
+export function serializeExecution(execution: ExecutionWithContactRow, steps: ExecutionStepRow[]): z.input<typeof executionResponse>;
+export function serializeExecution(
+  execution: ExecutionWithContactRow,
+  steps?: ExecutionStepRow[],
+): z.input<typeof executionSummaryResponse | typeof executionResponse> {
   return {
     id: execution.id,
     workflowId: execution.automationId,
     contactId: execution.contactId,
+    contactEmail: execution.contactEmail,
     status: execution.status,
     currentStepId: execution.currentStepId,
     context: execution.context,

@@ -136,7 +136,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
         throw workflowStartApiError(err, 'The execution could not be started; nothing was done. Try again shortly.');
       }
       ctx.status = 201;
-      ctx.body = serializeExecution(execution, []);
+      ctx.body = serializeExecution({ ...execution, contactEmail: contact.email }, []);
     },
   );
 
@@ -196,7 +196,7 @@ export function workflowExecutionRoutes(deps: ApiDeps) {
       }
       await cancelInTemporal(cancelled);
       const now = (await executionRepository.findById(ctx.state.em, execution.id))!;
-      ctx.body = serializeExecution(now, await executionRepository.steps(ctx.state.em, execution.id));
+      ctx.body = serializeExecution({ ...now, contactEmail: execution.contactEmail }, await executionRepository.steps(ctx.state.em, execution.id));
     },
   );
 

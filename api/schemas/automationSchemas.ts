@@ -296,6 +296,7 @@ const executionFields = {
   id,
   workflowId: id,
   contactId: id,
+  contactEmail: z.string().nullable().describe('The email of the contact it runs for; null when that contact was deleted'),
   status: z.enum(EXECUTION_STATUSES),
   currentStepId: id.nullable(),
   context: freeFormObject.describe('The data the steps see as the trigger event’s'),

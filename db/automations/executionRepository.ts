@@ -26,6 +26,11 @@ export interface ExecutionRow {
   updatedAt: Date;
 }
 
+/** An execution as the API lists it: with its contact's email (null when the contact is gone), read in the same statement. */
+export interface ExecutionWithContactRow extends ExecutionRow {
+  contactEmail: string | null;
+}
+
 export interface ExecutionStepRow {
   sequence: number;
   stepId: string;
@@ -118,6 +123,11 @@ export interface ExecutionTableRow {
   updated_at: TimestampText;
 }
 
+/** A `workflow_executions` row joined to its contact's email. */
+interface ExecutionWithContactTableRow extends ExecutionTableRow {
+  contact_email: string | null;
+}
+
 /** A `workflow_execution_steps` row (the columns toStep reads). */
 interface ExecutionStepTableRow {
   sequence: number;
@@ -167,6 +177,10 @@ function toExecution(row: ExecutionTableRow): ExecutionRow {
     completedAt: dateOrNull(row.completed_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+function toExecutionWithContact(row: ExecutionWithContactTableRow): ExecutionWithContactRow {
+  return { ...toExecution(row), contactEmail: row.contact_email };
 }
 
 function toStep(row: ExecutionStepTableRow): ExecutionStepRow {
@@ -400,13 +414,15 @@ export const executionRepository = {
     return rows.length ? toExecution(rows[0]) : null;
   },
 
-  async findInAutomation(em: EntityManager, projectId: string, automationId: string, id: string): Promise<ExecutionRow | null> {
-    const rows = await queryRows<ExecutionTableRow>(em, `select * from workflow_executions where project_id = ? and workflow_id = ? and id = ?`, [
-      projectId,
-      automationId,
-      id,
-    ]);
-    return rows.length ? toExecution(rows[0]) : null;
+  /** One execution of a workflow, with its contact's email (a join). */
+  async findInAutomation(em: EntityManager, projectId: string, automationId: string, id: string): Promise<ExecutionWithContactRow | null> {
+    const rows = await queryRows<ExecutionWithContactTableRow>(
+      em,
+      `select x.*, c.email as contact_email from workflow_executions x left join contacts c on c.id = x.contact_id
+       where x.project_id = ? and x.workflow_id = ? and x.id = ?`,
+      [projectId, automationId, id],
+    );
+    return rows.length ? toExecutionWithContact(rows[0]) : null;
   },
 
   async steps(em: EntityManager, executionId: string): Promise<ExecutionStepRow[]> {
@@ -414,21 +430,22 @@ export const executionRepository = {
     return rows.map(toStep);
   },
 
-  /** Newest first, offset pages. */
+  /** Newest first, offset pages; each with its contact's email (a join, not a query per row). */
   async list(em: EntityManager, projectId: string, automationId: string, q: { status?: ExecutionStatus; page: number; pageSize: number }) {
-    const where = ['project_id = ?', 'workflow_id = ?'];
+    const where = ['x.project_id = ?', 'x.workflow_id = ?'];
     const params: unknown[] = [projectId, automationId];
     if (q.status) {
-      where.push('status = ?');
+      where.push('x.status = ?');
       params.push(q.status);
     }
-    const rows = await queryRows<ExecutionTableRow>(
+    const rows = await queryRows<ExecutionWithContactTableRow>(
       em,
-      `select * from workflow_executions where ${where.join(' and ')} order by started_at desc, id desc limit ? offset ?`,
+      `select x.*, c.email as contact_email from workflow_executions x left join contacts c on c.id = x.contact_id
+       where ${where.join(' and ')} order by x.started_at desc, x.id desc limit ? offset ?`,
       [...params, q.pageSize, (q.page - 1) * q.pageSize],
     );
-    const [{ n }] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflow_executions where ${where.join(' and ')}`, params);
-    return { executions: rows.map(toExecution), total: n };
+    const [{ n }] = await queryRows<{ n: number }>(em, `select count(*)::int as n from workflow_executions x where ${where.join(' and ')}`, params);
+    return { executions: rows.map(toExecutionWithContact), total: n };
   },
 
   /** How many executions a workflow has in each status (every status present, zero included). */

@@ -102,7 +102,14 @@ test('workflows: enable one made through the API, see a tracked event’s execut
     .getByRole('status')
     .getByText(/1 running or waiting; updated every 3 seconds/)
     .waitFor();
-  const [execution] = (await stack.http.get(`/workflows/${workflowId}/executions`, key)).body.data as Array<{ id: string; temporalWorkflowId: string }>;
+  const [execution] = (await stack.http.get(`/workflows/${workflowId}/executions`, key)).body.data as Array<{
+    id: string;
+    contactId: string;
+    temporalWorkflowId: string;
+  }>;
+  // The Contact column shows the contact's email, linking to the contact's page.
+  const contactLink = ada.getByRole('link', { name: 'ada@example.com' });
+  expect(await contactLink.getAttribute('href')).toBe(`/app/projects/${project.id}/contacts/${execution.contactId}`);
   const runLink = ada.getByRole('link', { name: /Open in Temporal UI/ });
   expect(await runLink.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${execution.temporalWorkflowId}`);
   await expectAccessible(page);

@@ -58,15 +58,23 @@ test('executions carry their Temporal workflow id; workflows count their executi
     const res = await as(project).post(`/workflows/${workflowId}/executions`, { email });
     expect(res.status).toBe(201);
     expect(res.body.temporalWorkflowId).toBe(`execution-${res.body.id}`);
+    expect(res.body.contactEmail).toBe(email);
     started.push(res.body.id as string);
   }
   const cancelled = await as(project).del(`/workflows/${workflowId}/executions/${started[0]}`);
   expect(cancelled.status).toBe(200);
   expect(cancelled.body.temporalWorkflowId).toBe(`execution-${started[0]}`);
+  expect(cancelled.body.contactEmail).toBe('ada@example.com');
 
   const listed = await as(project).get(`/workflows/${workflowId}/executions`);
   expect(listed.body.data.map((e: { temporalWorkflowId: string }) => e.temporalWorkflowId).sort()).toEqual(started.map((id) => `execution-${id}`).sort());
-  expect((await as(project).get(`/workflows/${workflowId}/executions/${started[1]}`)).body.temporalWorkflowId).toBe(`execution-${started[1]}`);
+  // Each listed execution names its contact's email (read with the page, a join).
+  const byId = new Map(listed.body.data.map((e: { id: string; contactId: string; contactEmail: string | null }) => [e.id, e]));
+  expect(byId.get(started[0])).toMatchObject({ contactEmail: 'ada@example.com', contactId: expect.any(String) });
+  expect(byId.get(started[1])).toMatchObject({ contactEmail: 'grace@example.com' });
+  const one = (await as(project).get(`/workflows/${workflowId}/executions/${started[1]}`)).body;
+  expect(one.temporalWorkflowId).toBe(`execution-${started[1]}`);
+  expect(one.contactEmail).toBe('grace@example.com');
 
   expect((await as(project).get(`/workflows/${workflowId}/executions/counts`)).body).toEqual({ ...zero, RUNNING: 1, CANCELLED: 1 });
   const list = await as(project).get('/workflows');

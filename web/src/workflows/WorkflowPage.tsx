@@ -423,8 +423,8 @@ function ExecutionRow({
     <tr>
       <td className="nowrap">{formatDateTime(execution.startedAt)}</td>
       <td>
-        <Link to={`../../contacts/${execution.contactId}`} relative="path" className="wf-contact">
-          {execution.contactId}
+        <Link to={`../../contacts/${execution.contactId}`} relative="path" className={execution.contactEmail ? 'wf-contact' : 'wf-contact wf-contact-id'}>
+          {execution.contactEmail ?? execution.contactId}
         </Link>
       </td>
       <td>
