@@ -10,6 +10,7 @@ import { createBillingActivities } from './billingActivities';
 import { createAutomationExecutionActivities } from './automationExecutionActivities';
 import { createAutomationExecutionSweepActivities } from './automationExecutionSweepActivities';
 import { createInboundActivities } from './inboundActivities';
+import { createWebhookDeliveryActivities } from './webhookDeliveryActivities';
 
 /** Every activity the worker registers, bound to the worker's services. */
 export function createActivities(deps: ActivityDeps) {
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAutomationExecutionActivities(deps),
     ...createAutomationExecutionSweepActivities(deps),
     ...createInboundActivities(deps),
+    ...createWebhookDeliveryActivities(deps),
   };
 }
 export type { ActivityDeps };

@@ -105,6 +105,26 @@ const envSchema = z.object({
       ctx.addIssue({ code: 'custom', message: `"${parsed.invalid}" is not a CIDR block such as 10.0.5.0/24` });
       return z.NEVER;
     }),
+  /** Contract 18: seconds before each retry of an outbound webhook message (8 attempts by default). */
+  WEBHOOK_RETRY_DELAYS_SECONDS: z
+    .string()
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((value, ctx) => {
+      const parts = value.split(',').map((part) => part.trim());
+      const delays = parts.map(Number);
+      if (parts.length >= 1 && parts.length <= 20 && delays.every((d, i) => parts[i] !== '' && Number.isInteger(d) && d >= 0 && d <= 604_800)) return delays;
+      ctx.addIssue({ code: 'custom', message: 'must be 1-20 comma-separated whole numbers of seconds (at most 604800 each), such as 5,300,1800' });
+      return z.NEVER;
+    }),
+  /** Contract 18: an endpoint whose attempts have all failed this long is disabled (a fraction of an hour is allowed). */
+  WEBHOOK_DISABLE_AFTER_HOURS: z.coerce
+    .number({ invalid_type_error: 'must be a number of hours' })
+    .refine((n) => Number.isFinite(n) && n > 0 && n <= 8760, 'must be a number of hours above 0, at most 8760')
+    .default(120),
+  /** How many messages one endpoint has in flight at once. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: wholeNumber(1, 100, 'requests').default(10),
+  /** How many endpoints one worker delivers to at once (the webhook task queue's activity slots). */
+  WEBHOOK_DELIVERY_SLOTS: wholeNumber(1, 10_000, 'endpoints').default(200),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(15000),
   API_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10000),
@@ -226,6 +246,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** WEBHOOK_ALLOWED_NETWORKS: CIDR blocks WEBHOOK steps may call although they are not public. */
   webhookAllowedNetworks: string[];
+  /** Outbound webhooks (contract 18): retries, disabling, and how much is delivered at once. */
+  webhooks: { retryDelaysSeconds: number[]; disableAfterHours: number; endpointConcurrency: number; deliverySlots: number };
   logLevel: string;
   /** How long the worker lets running activities finish after SIGTERM. */
   shutdownTimeoutMs: number;
@@ -387,6 +409,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     disableSignups: e.DISABLE_SIGNUPS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
+    webhooks: {
+      retryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS_SECONDS,
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
+      endpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
+      deliverySlots: e.WEBHOOK_DELIVERY_SLOTS,
+    },
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     apiShutdownGraceMs: e.API_SHUTDOWN_GRACE_MS,

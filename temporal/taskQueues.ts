@@ -15,3 +15,12 @@ export function importTaskQueue(taskQueue: string): string {
 export function deliveryTaskQueue(taskQueue: string): string {
   return `${taskQueue}-delivery`;
 }
+
+/**
+ * Outbound webhook delivery runs on a task queue of its own: each busy endpoint holds one of its
+ * activity slots (WEBHOOK_DELIVERY_SLOTS) while it delivers, and a slow receiver must never hold
+ * a slot that sends, campaigns or imports need.
+ */
+export function webhookTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-webhooks`;
+}

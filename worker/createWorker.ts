@@ -1,8 +1,10 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
 import { activityFailureLogging } from './temporalLogging';
-import { deliveryTaskQueue, importTaskQueue } from '../temporal/taskQueues';
+import { deliveryTaskQueue, importTaskQueue, webhookTaskQueue } from '../temporal/taskQueues';
+import { createWebhookWakeups, type WebhookWakeups } from '../services/webhooks/webhookWakeups';
 import { temporalConnectionOptions } from '../temporal/connectionOptions';
 import { workflowBundleFile } from './workflowBundle';
 
@@ -15,9 +17,12 @@ export interface MailroomWorkers {
   worker: Worker;
   importWorker: Worker;
   deliveryWorker: Worker;
+  webhookWorker: Worker;
   /** All of the above: run them all. */
   all: Worker[];
   connection: NativeConnection;
+  /** Listening for due webhook messages: close after the workers have stopped. */
+  webhookWakeups: WebhookWakeups;
 }
 
 /**
@@ -25,7 +30,8 @@ export interface MailroomWorkers {
  * activity-only worker on the import task queue that runs at most IMPORT_CONCURRENCY CSV imports
  * at once, so memory and database load stay bounded however many are queued; and the delivery
  * worker on the delivery task queue, whose own slots keep transactional mail moving whatever
- * the main queue is busy with. Run all three.
+ * the main queue is busy with; and the webhook worker, whose slots (WEBHOOK_DELIVERY_SLOTS) are
+ * held by endpoints' delivery runs, so a slow receiver never takes a slot mail needs. Run them all.
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<MailroomWorkers> {
   const { config } = options;
@@ -41,7 +47,16 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
 
 async function createWorkers(options: CreateWorkerOptions, connection: NativeConnection, bundle: WorkflowBundleOption): Promise<MailroomWorkers> {
   const { config } = options;
-  const activities = createActivities(options);
+  const webhookWakeups =
+    options.webhookWakeups ??
+    createWebhookWakeups({
+      orm: options.orm,
+      client: new Client({ connection, namespace: config.temporalNamespace }),
+      taskQueue: config.temporalTaskQueue,
+      logger: options.logger,
+    });
+  if (!options.webhookWakeups && config.databaseUrl) webhookWakeups.listen(config.databaseUrl);
+  const activities = createActivities({ ...options, webhookWakeups });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -84,7 +99,27 @@ async function createWorkers(options: CreateWorkerOptions, connection: NativeCon
     maxCachedWorkflows: 500,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  return { worker, importWorker, deliveryWorker, all: [worker, importWorker, deliveryWorker], connection };
+  const webhookWorker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: webhookTaskQueue(config.temporalTaskQueue),
+    workflowBundle: bundle,
+    activities: { deliverDueWebhookMessages: activities.deliverDueWebhookMessages.bind(activities) },
+    interceptors: { activity: [activityFailureLogging(options.logger)] },
+    maxConcurrentActivityTaskExecutions: config.webhooks.deliverySlots,
+    maxConcurrentWorkflowTaskExecutions: 10,
+    maxCachedWorkflows: 500,
+    shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+  });
+  return {
+    worker,
+    importWorker,
+    deliveryWorker,
+    webhookWorker,
+    all: [worker, importWorker, deliveryWorker, webhookWorker],
+    connection,
+    webhookWakeups,
+  };
 }
 
 export function describeConfig(config: Config) {

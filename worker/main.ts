@@ -102,13 +102,14 @@ async function main() {
     { client: new Client({ connection, namespace: config.temporalNamespace }), taskQueue: config.temporalTaskQueue },
     logger,
   );
-  const { worker, all: workers } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
+  const { worker, all: workers, webhookWakeups } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
   logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind, nice }, 'worker started');
   await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();
+  await webhookWakeups.close();
   await segmentUpdates.close();
   await executionTriggers.close();
   await mail.close();

@@ -12,3 +12,4 @@ export { workflowExecutionWorkflow } from './workflowExecutionWorkflow';
 export { workflowExecutionSweepWorkflow } from './workflowExecutionSweepWorkflow';
 export { inboundMessagesWorkflow } from './inboundMessagesWorkflow';
 export { inboundSweepWorkflow } from './inboundSweepWorkflow';
+export { webhookDeliveryWorkflow } from './webhookDeliveryWorkflow';

@@ -26,6 +26,7 @@ import { Migration20261125130000RelayIdempotency } from './Migration202611251300
 import { Migration20261126010000ProviderReceipts } from './Migration20261126010000ProviderReceipts';
 import { Migration20261127200000SessionRateLimit } from './Migration20261127200000SessionRateLimit';
 import { Migration20261127210000RequestLog } from './Migration20261127210000RequestLog';
+import { Migration20261128000000WebhookEndpoints } from './Migration20261128000000WebhookEndpoints';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -57,4 +58,5 @@ export const migrationsList = [
   { name: 'Migration20261126010000ProviderReceipts', class: Migration20261126010000ProviderReceipts },
   { name: 'Migration20261127200000SessionRateLimit', class: Migration20261127200000SessionRateLimit },
   { name: 'Migration20261127210000RequestLog', class: Migration20261127210000RequestLog },
+  { name: 'Migration20261128000000WebhookEndpoints', class: Migration20261128000000WebhookEndpoints },
 ];

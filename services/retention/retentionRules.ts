@@ -7,6 +7,7 @@ import { idempotencyKeyRepository } from '../../db/repositories/idempotencyKeyRe
 import { executionRepository } from '../../db/automations/executionRepository';
 import { inboundMessageRepository } from '../../db/inbound/inboundMessageRepository';
 import { requestLogRepository } from '../../db/requestLog/requestLogRepository';
+import { webhookMessageRepository } from '../../db/webhooks/webhookMessageRepository';
 
 /**
  * What the hourly cleanup removes because it has served its purpose: one rule per kind of data.
@@ -31,6 +32,8 @@ const EXECUTIONS_PER_PAGE = 500;
  * request finds the token it issued by id instead of mailing another. A day covers both with room.
  */
 const SPENT_ACCOUNT_TOKEN_KEPT_SECONDS = 24 * 3600;
+/** Contract 18: outbound webhook messages and their attempts are kept 30 days. */
+export const WEBHOOK_MESSAGES_KEPT_DAYS = 30;
 
 export interface RetentionPass {
   em: EntityManager;
@@ -98,6 +101,12 @@ export const RETENTION_RULES = {
   /** The projects' request logs (GET /requests): requests older than REQUEST_LOG_RETENTION_DAYS. */
   requestLog: (pass) =>
     inBatches(pass, ROWS_PER_STATEMENT, () => requestLogRepository.deleteOlderThan(pass.em, pass.settings.requestLogDays, ROWS_PER_STATEMENT)),
+
+  /** Outbound webhook messages (and their attempts) created more than WEBHOOK_MESSAGES_KEPT_DAYS ago, delivered or not. */
+  webhookMessages: (pass) =>
+    inBatches(pass, ROWS_PER_STATEMENT, () =>
+      webhookMessageRepository.deleteCreatedBefore(pass.em, new Date(Date.now() - WEBHOOK_MESSAGES_KEPT_DAYS * 86_400_000), ROWS_PER_STATEMENT),
+    ),
 } satisfies Record<string, RetentionRule>;
 
 export type RetentionKind = keyof typeof RETENTION_RULES;

@@ -126,11 +126,13 @@ export async function startTestStack(
 
   let workers: Worker[] = [];
   let workerConnection: NativeConnection | undefined;
+  let closeWebhookWakeups = async () => {};
   let running: Promise<unknown> | undefined;
   if (options.worker !== false) {
     const created = await createWorker({ config, orm, mail, campaignMail, logger, eventTriggers });
     workers = created.all;
     workerConnection = created.connection;
+    closeWebhookWakeups = () => created.webhookWakeups.close();
     running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }
@@ -150,6 +152,7 @@ export async function startTestStack(
     async stop() {
       for (const worker of workers) worker.shutdown();
       await running;
+      await closeWebhookWakeups();
       // The workers' native connection: left open, it keeps the Temporal Runtime, and the process, alive.
       await workerConnection?.close();
       await api.close();

@@ -35,7 +35,16 @@ function recordingLogger() {
 }
 
 it('knows its kinds, a pass of each bounded by two minutes', () => {
-  expect(RETENTION_KINDS).toEqual(['importFiles', 'sessions', 'accountTokens', 'idempotencyKeys', 'executionSteps', 'inboundContent', 'requestLog']);
+  expect(RETENTION_KINDS).toEqual([
+    'importFiles',
+    'sessions',
+    'accountTokens',
+    'idempotencyKeys',
+    'executionSteps',
+    'inboundContent',
+    'requestLog',
+    'webhookMessages',
+  ]);
   expect(RETENTION_KINDS.every(isRetentionKind)).toBe(true);
   expect(isRetentionKind('toString')).toBe(false);
   expect(RETENTION_PASS_MS).toBe(120_000);

@@ -1,0 +1,27 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { runWebhookDelivery, type DeliveryRunResult } from '../services/webhooks/webhookDelivery';
+
+/** Outbound webhooks (contract 18): one delivery run of an endpoint. */
+export function createWebhookDeliveryActivities(deps: ActivityDeps) {
+  return {
+    async deliverDueWebhookMessages(input: { endpointId: string }): Promise<DeliveryRunResult> {
+      const context = Context.current();
+      if (!deps.webhookWakeups) throw new Error('webhook delivery runs only on a worker with webhook wake-ups (createWorker makes them)');
+      const wakeups = deps.webhookWakeups;
+      return runWebhookDelivery(
+        {
+          config: deps.config,
+          orm: deps.orm,
+          logger: deps.logger,
+          register: (endpointId) => wakeups.register(endpointId),
+          heartbeat: () => context.heartbeat(),
+          cancelled: context.cancellationSignal,
+        },
+        input.endpointId,
+      );
+    },
+  };
+}
+
+export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

@@ -1,0 +1,203 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Orm } from '../../db/orm';
+import type { Config } from '../../lib/config';
+import type { Logger } from '../../lib/logger';
+import { openWithSecret } from '../../lib/crypto';
+import { dnsResolverFromConfig, type DnsResolver } from '../../lib/dns/dnsResolver';
+import { sendWebhook, WebhookError } from '../../lib/webhooks/webhookRequest';
+import { standardWebhookHeaders } from '../../lib/webhooks/standardWebhookSignature';
+import { webhookEndpointRepository, type WebhookEndpointRow } from '../../db/webhooks/webhookEndpointRepository';
+import { webhookMessageRepository, type ClaimedWebhookMessage, type WebhookAttempt } from '../../db/webhooks/webhookMessageRepository';
+import type { LocalDeliveryRun } from './webhookWakeups';
+
+/** Contract 18: a 2xx within this long succeeds. */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
+/** How far a claimed message's next_attempt_at moves ahead while its attempt runs: past the attempt's own bound. */
+const LEASE_SECONDS = 60;
+/** A run returns after this long, so the workflow's history moves on and a run never nears its timeout. */
+const RUN_FOR_MS = 4 * 60_000;
+/** With nothing due, a run waits this long for news before it hands back to the workflow's timer. */
+const LINGER_MS = 10_000;
+/** A changed url, secret or state is picked up within this long. */
+const ENDPOINT_REFRESH_MS = 1000;
+
+export const WEBHOOK_SECRET_PURPOSE = 'webhook-endpoint-secret';
+export const WEBHOOK_USER_AGENT = 'Mailroom-Webhooks/1';
+
+export type DeliveryRunResult =
+  | { state: 'deleted' }
+  | { state: 'disabled' }
+  /** Stopped while there was still work: the workflow runs again at once. */
+  | { state: 'busy' }
+  /** Nothing due now: the next pending message is due then (null: none pending). */
+  | { state: 'idle'; nextAttemptAt: string | null };
+
+export interface DeliveryRunDeps {
+  config: Config;
+  orm: Orm;
+  logger: Logger;
+  /** This process's registry of runs, poked when the endpoint's messages come due. */
+  register(endpointId: string): LocalDeliveryRun;
+  /** Called often; Temporal's heartbeat. */
+  heartbeat(): void;
+  /** Aborted when the workflow is cancelled (the endpoint deleted or disabled). */
+  cancelled: AbortSignal;
+}
+
+const resolvers = new WeakMap<Config, DnsResolver>();
+function resolverFor(config: Config): DnsResolver {
+  let resolver = resolvers.get(config);
+  if (!resolver) resolvers.set(config, (resolver = dnsResolverFromConfig(config)));
+  return resolver;
+}
+
+/** The secrets that sign now: the current one, and the one before a rotation for 24 h after it. */
+export function signingSecrets(config: Config, endpoint: WebhookEndpointRow, now = new Date()): string[] {
+  const secrets = [openWithSecret(config.secret, WEBHOOK_SECRET_PURPOSE, endpoint.id, endpoint.secretSealed)];
+  if (endpoint.previousSecretSealed && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) {
+    secrets.push(openWithSecret(config.secret, WEBHOOK_SECRET_PURPOSE, endpoint.id, endpoint.previousSecretSealed));
+  }
+  return secrets;
+}
+
+/**
+ * One run of an endpoint's delivery (contract 18): claims the due messages, at most
+ * WEBHOOK_ENDPOINT_CONCURRENCY in flight, sends each signed the Standard Webhooks way, and records
+ * every attempt: a 2xx succeeds; anything else is retried after WEBHOOK_RETRY_DELAYS_SECONDS, and
+ * FAILED when none is left; 410 Gone disables the endpoint, as do WEBHOOK_DISABLE_AFTER_HOURS of
+ * nothing but failures. Each claim is a lease (next_attempt_at moved ahead), so an attempt cut
+ * short by a killed worker is made again once the lease ends: at least once, never lost.
+ */
+export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: string): Promise<DeliveryRunResult> {
+  const { config, orm } = deps;
+  const em = orm.em.fork();
+  const cap = config.webhooks.endpointConcurrency;
+  const startedAt = Date.now();
+  const local = deps.register(endpointId);
+  const inFlight = new Set<Promise<void>>();
+  let endpoint: WebhookEndpointRow | null = null;
+  let secrets: string[] = [];
+  let refreshedAt = 0;
+  let stoppedBy: 'deleted' | 'disabled' | null = null;
+  let idleSince: number | null = null;
+
+  const refresh = async () => {
+    endpoint = await webhookEndpointRepository.findById(em, endpointId);
+    refreshedAt = Date.now();
+    if (!endpoint) stoppedBy = 'deleted';
+    else if (!endpoint.enabled) stoppedBy = 'disabled';
+    else secrets = signingSecrets(config, endpoint);
+  };
+
+  try {
+    while (!deps.cancelled.aborted && stoppedBy === null) {
+      deps.heartbeat();
+      if (Date.now() - refreshedAt >= ENDPOINT_REFRESH_MS) await refresh();
+      if (stoppedBy !== null) break;
+      if (Date.now() - startedAt >= RUN_FOR_MS) return await settle(inFlight, { state: 'busy' });
+
+      const free = cap - inFlight.size;
+      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
+      for (const message of claimed) {
+        const attempt = deliverOne(deps, em, endpoint!, secrets, message).then(
+          (outcome) => {
+            if (outcome === 'disabled') stoppedBy = 'disabled';
+          },
+          (err) => deps.logger.error({ err, endpointId, messageId: message.id }, 'webhook attempt could not be recorded'),
+        );
+        const tracked = attempt.finally(() => {
+          inFlight.delete(tracked);
+          local.poke();
+        });
+        inFlight.add(tracked);
+      }
+      if (claimed.length && claimed.length === free) continue;
+
+      if (inFlight.size > 0) {
+        idleSince = null;
+        // An attempt finishing (a free slot) or news of the endpoint ends the wait.
+        await local.wait(5000);
+        continue;
+      }
+      if (claimed.length) continue;
+      idleSince ??= Date.now();
+      const next = await webhookMessageRepository.nextDueAt(em, endpointId);
+      const dueInMs = next ? next.getTime() - Date.now() : Infinity;
+      const lingerLeft = LINGER_MS - (Date.now() - idleSince);
+      if (dueInMs > 0 && lingerLeft <= 0) {
+        // Hand back to the workflow's timer. Closing first, then looking once more: a message that
+        // came due after the look is notified to nobody here, so the process signals the workflow.
+        local.close();
+        const last = await webhookMessageRepository.nextDueAt(em, endpointId);
+        if (last && last.getTime() <= Date.now()) return { state: 'busy' };
+        return { state: 'idle', nextAttemptAt: last ? last.toISOString() : null };
+      }
+      // Due but not claimable (another run's lease, the endpoint just disabled): look again shortly.
+      await local.wait(dueInMs > 0 ? Math.min(dueInMs, lingerLeft, 5000) : 200);
+    }
+    const stopped: 'deleted' | 'disabled' | null = stoppedBy;
+    return await settle(inFlight, stopped === 'deleted' ? { state: 'deleted' } : stopped === 'disabled' ? { state: 'disabled' } : { state: 'busy' });
+  } finally {
+    local.close();
+  }
+}
+
+/** Lets the attempts under way finish (each is bounded by its timeout) before the run returns. */
+async function settle(inFlight: Set<Promise<void>>, result: DeliveryRunResult): Promise<DeliveryRunResult> {
+  await Promise.all([...inFlight]);
+  return result;
+}
+
+/** One attempt of one message, recorded. 'disabled' when it disabled the endpoint (410, or failing too long). */
+async function deliverOne(
+  deps: DeliveryRunDeps,
+  em: EntityManager,
+  endpoint: WebhookEndpointRow,
+  secrets: string[],
+  message: ClaimedWebhookMessage,
+): Promise<'ok' | 'failed' | 'disabled'> {
+  const { config } = deps;
+  const at = new Date();
+  const timestamp = Math.floor(at.getTime() / 1000);
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  let durationMs = 0;
+  try {
+    const answer = await sendWebhook({
+      url: endpoint.url,
+      method: 'POST',
+      headers: {
+        ...standardWebhookHeaders(secrets, message.id, timestamp, message.body),
+        'content-type': 'application/json',
+        'user-agent': WEBHOOK_USER_AGENT,
+      },
+      body: message.body,
+      timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      resolver: resolverFor(config),
+      allowPrivate: config.webhookAllowPrivate,
+      allowedNetworks: config.webhookAllowedNetworks,
+    });
+    statusCode = answer.status;
+    durationMs = answer.durationMs;
+  } catch (err) {
+    if (!(err instanceof WebhookError)) throw err;
+    statusCode = err.status ?? null;
+    durationMs = err.durationMs ?? Date.now() - at.getTime();
+    error = err.message;
+  }
+  const attempt: WebhookAttempt = { at: at.toISOString(), statusCode, durationMs: Math.round(durationMs), error };
+  if (error === null) {
+    await webhookMessageRepository.recordAttempt(em, message.id, attempt, { succeeded: true });
+    if (endpoint.failingSince) await webhookEndpointRepository.recordSuccess(em, endpoint.id);
+    return 'ok';
+  }
+  const delays = config.webhooks.retryDelaysSeconds;
+  const retryAfterSeconds = message.attemptCount < delays.length ? delays[message.attemptCount] : null;
+  await webhookMessageRepository.recordAttempt(em, message.id, attempt, { succeeded: false, retryAfterSeconds });
+  if (statusCode === 410) {
+    await webhookEndpointRepository.disable(em, endpoint.id, 'The endpoint answered 410 Gone');
+    return 'disabled';
+  }
+  const { disabled } = await webhookEndpointRepository.recordFailure(em, endpoint.id, config.webhooks.disableAfterHours);
+  return disabled ? 'disabled' : 'failed';
+}
