@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { runWebhookDelivery, type DeliveryRunResult } from '../services/webhooks/webhookDelivery';
 
@@ -9,7 +9,7 @@ export function createWebhookDeliveryActivities(deps: ActivityDeps) {
       const context = Context.current();
       if (!deps.webhookWakeups) throw new Error('webhook delivery runs only on a worker with webhook wake-ups (createWorker makes them)');
       const wakeups = deps.webhookWakeups;
-      return runWebhookDelivery(
+      const result = await runWebhookDelivery(
         {
           config: deps.config,
           orm: deps.orm,
@@ -20,6 +20,9 @@ export function createWebhookDeliveryActivities(deps: ActivityDeps) {
         },
         input.endpointId,
       );
+      // Stopped by the workflow's cancellation (the endpoint deleted or disabled), after its attempts under way ended.
+      if (context.cancellationSignal.aborted) throw new CancelledFailure('webhook delivery cancelled');
+      return result;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookDeliveryActivities } from '../activities/webhookDeliveryActivities';
 
 export interface WebhookDeliveryInput {
@@ -15,6 +15,8 @@ const { deliverDueWebhookMessages } = proxyActivities<WebhookDeliveryActivities>
   // A killed worker's run is taken up again within this long; its leased messages come due by themselves.
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+  // A cancelled workflow closes only once its run has stopped: closed means nothing more is sent.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
 /** Long enough that an idle endpoint costs a handful of history events an hour. */

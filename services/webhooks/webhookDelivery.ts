@@ -13,7 +13,7 @@ import type { LocalDeliveryRun } from './webhookWakeups';
 /** Contract 18: a 2xx within this long succeeds. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
 /** How far a claimed message's next_attempt_at moves ahead while its attempt runs: past the attempt's own bound. */
-const LEASE_SECONDS = 60;
+const LEASE_SECONDS = 30;
 /** A run returns after this long, so the workflow's history moves on and a run never nears its timeout. */
 const RUN_FOR_MS = 4 * 60_000;
 /** With nothing due, a run waits this long for news before it hands back to the workflow's timer. */
