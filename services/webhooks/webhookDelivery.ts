@@ -74,6 +74,9 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   const cap = config.webhooks.endpointConcurrency;
   const startedAt = Date.now();
   const local = deps.register(endpointId);
+  // A cancellation (the endpoint deleted or disabled, the worker stopping) ends any wait at once.
+  const onCancel = () => local.poke();
+  deps.cancelled.addEventListener('abort', onCancel);
   const inFlight = new Set<Promise<void>>();
   let endpoint: WebhookEndpointRow | null = null;
   let secrets: string[] = [];
@@ -138,6 +141,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
     const stopped: 'deleted' | 'disabled' | null = stoppedBy;
     return await settle(inFlight, stopped === 'deleted' ? { state: 'deleted' } : stopped === 'disabled' ? { state: 'disabled' } : { state: 'busy' });
   } finally {
+    deps.cancelled.removeEventListener('abort', onCancel);
     local.close();
   }
 }

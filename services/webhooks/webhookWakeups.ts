@@ -68,6 +68,8 @@ export class WebhookWakeups {
         }
         return new Promise<void>((resolve) => {
           const timer = setTimeout(done, ms);
+          // Never what keeps a stopping process alive.
+          timer.unref();
           function done() {
             clearTimeout(timer);
             wake = undefined;
