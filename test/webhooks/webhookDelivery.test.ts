@@ -73,13 +73,13 @@ describe('a message', () => {
     const tracked = await track(project, 'signed.up', 'ada@example.com', { plan: 'pro' });
 
     const [request] = await arrived(path, 1);
-    expect(request!.method).toBe('POST');
-    expect(request!.headers['content-type']).toBe('application/json');
-    expect(request!.headers['user-agent']).toBe('Mailroom-Webhooks/1');
-    expect(request!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    expect(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-    expect(signedWith(request!, endpoint.secret)).toBe(true);
-    const verified = new Webhook(endpoint.secret).verify(request!.body, request!.headers as Record<string, string>);
+    expect(request.method).toBe('POST');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['user-agent']).toBe('Mailroom-Webhooks/1');
+    expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(signedWith(request, endpoint.secret)).toBe(true);
+    const verified = new Webhook(endpoint.secret).verify(request.body, request.headers as Record<string, string>);
     expect(verified).toEqual({
       type: 'signed.up',
       timestamp: expect.any(String),
@@ -90,7 +90,7 @@ describe('a message', () => {
       },
     });
     // A body altered on the way fails verification.
-    expect(() => new Webhook(endpoint.secret).verify(request!.body.replace('pro', 'free'), request!.headers as Record<string, string>)).toThrow();
+    expect(() => new Webhook(endpoint.secret).verify(request.body.replace('pro', 'free'), request.headers as Record<string, string>)).toThrow();
 
     const [logged] = await eventually(async () => {
       const list = await messagesOf(project, endpoint);
@@ -98,7 +98,7 @@ describe('a message', () => {
       return list;
     });
     expect(logged).toMatchObject({
-      id: request!.headers['webhook-id'],
+      id: request.headers['webhook-id'],
       eventType: 'signed.up',
       status: 'SUCCEEDED',
       attempts: [{ statusCode: 200, error: null }],
@@ -150,8 +150,8 @@ describe('retries', () => {
       if (list[0]?.status !== 'SUCCEEDED') throw new Error('not succeeded yet');
       return list;
     });
-    expect(message!.attempts.map((a) => a.statusCode)).toEqual([500, 500, 204]);
-    expect(message!.attempts[0]!.error).toMatch(/500/);
+    expect(message.attempts.map((a) => a.statusCode)).toEqual([500, 500, 204]);
+    expect(message.attempts[0].error).toMatch(/500/);
   });
 
   it('end after the last delay: the message is FAILED; a manual retry sends it once more with the same id', async () => {
@@ -168,14 +168,14 @@ describe('retries', () => {
       return list;
     }, 30_000);
     // Eight attempts: the first and one after each of the seven delays.
-    expect(failed!.attempts).toHaveLength(8);
+    expect(failed.attempts).toHaveLength(8);
     expect(requestsTo(path)).toHaveLength(8);
 
     healthy = true;
-    const retry = await stack.http.post(`/webhook-endpoints/${endpoint.id}/messages/${failed!.id}/retry`, undefined, { key: project.secretKey });
+    const retry = await stack.http.post(`/webhook-endpoints/${endpoint.id}/messages/${failed.id}/retry`, undefined, { key: project.secretKey });
     expect(retry.status).toBe(202);
     const requests = await arrived(path, 9);
-    expect(requests[8]!.headers['webhook-id']).toBe(failed!.id);
+    expect(requests[8].headers['webhook-id']).toBe(failed.id);
     await eventually(async () => {
       const [message] = await messagesOf(project, endpoint);
       if (message?.status !== 'SUCCEEDED') throw new Error('not succeeded yet');
@@ -210,7 +210,7 @@ describe('the endpoint', () => {
     expect(enabled.status).toBe(200);
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
     const requests = await arrived(path, 2);
-    expect(requests[1]!.headers['webhook-id']).toBe(pending[0]!.id);
+    expect(requests[1].headers['webhook-id']).toBe(pending[0].id);
   });
 
   it('signs with both secrets for a day after a rotation', async () => {
@@ -224,11 +224,11 @@ describe('the endpoint', () => {
 
     await track(project, 'after.rotation');
     const [request] = await arrived(path, 1);
-    expect(String(request!.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(signedWith(request!, newSecret)).toBe(true);
-    expect(signedWith(request!, endpoint.secret)).toBe(true);
-    new Webhook(newSecret).verify(request!.body, request!.headers as Record<string, string>);
-    new Webhook(endpoint.secret).verify(request!.body, request!.headers as Record<string, string>);
+    expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(signedWith(request, newSecret)).toBe(true);
+    expect(signedWith(request, endpoint.secret)).toBe(true);
+    new Webhook(newSecret).verify(request.body, request.headers as Record<string, string>);
+    new Webhook(endpoint.secret).verify(request.body, request.headers as Record<string, string>);
   });
 
   it('deleted: its workflow is cancelled and its pending retries are never sent', async () => {
