@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const guide = fs.readFileSync(path.join(__dirname, '../../docs/guides/webhooks.md'), 'utf8');
 const section = guide.slice(guide.indexOf('## Verifying a message'));
-const [handWritten, withPackage] = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!);
+const [handWritten, withPackage] = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
 
 type Headers = Record<string, string | string[] | undefined>;
 // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the guide's own sample code, to prove it verifies
