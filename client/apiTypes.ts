@@ -2199,6 +2199,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Oldest first; secrets are shown as `secretHint` only.
+         */
+        get: operations["getWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Every event of the project whose name matches one of `events` (an event name, a prefix wildcard such as `email.*`, or `*`) is POSTed to `url`, signed as Standard Webhooks specifies. The answer carries `secret`, shown this once (and at rotation). The URL is http(s), at most 2,048 characters, without user:password, and its host may not be (or resolve to) a loopback, private, link-local or metadata address unless WEBHOOK_ALLOW_PRIVATE / WEBHOOK_ALLOWED_NETWORKS allow it (422 naming `url`). At most 20 endpoints per project (422).
+         */
+        post: operations["postWebhookEndpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhookEndpointsId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Its messages go with it, and their pending retries are cancelled.
+         */
+        delete: operations["deleteWebhookEndpointsId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields given. `enabled: false` stops delivery (pending messages wait); `enabled: true` clears `disabledReason` and sends what is still pending. The URL is http(s), at most 2,048 characters, without user:password, and its host may not be (or resolve to) a loopback, private, link-local or metadata address unless WEBHOOK_ALLOW_PRIVATE / WEBHOOK_ALLOWED_NETWORKS allow it (422 naming `url`).
+         */
+        patch: operations["patchWebhookEndpointsId"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint’s messages
+         * @description Newest first, in cursor pages, each with its attempts; `status` keeps PENDING, SUCCEEDED or FAILED ones. Messages are kept 30 days.
+         */
+        get: operations["getWebhookEndpointsIdMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/messages/{messageId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a webhook message
+         * @description Sends the message again now, whatever its status, with the same `webhook-id`. A disabled endpoint answers 409.
+         */
+        post: operations["postWebhookEndpointsIdMessagesMessageIdRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint’s secret
+         * @description Answers the new secret, shown this once. For 24 hours messages carry two signatures, by the new secret and by the one it replaces.
+         */
+        post: operations["postWebhookEndpointsIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` message for this endpoint alone (it appears in its message log). A disabled endpoint answers 409.
+         */
+        post: operations["postWebhookEndpointsIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/sns": {
         parameters: {
             query?: never;
@@ -2651,6 +2780,23 @@ export interface components {
             secretKeyHint: string;
             /** Format: date-time */
             updatedAt: string;
+        };
+        CreatedWebhookEndpoint: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string | null;
+            disabledReason: string | null;
+            enabled: boolean;
+            events: string[];
+            /** Format: uuid */
+            id: string;
+            /** @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw */
+            secret: string;
+            /** @example whsec_…Zq8= */
+            secretHint: string;
+            /** Format: date-time */
+            updatedAt: string;
+            url: string;
         };
         DelayStepConfig: {
             amount: number;
@@ -3315,6 +3461,46 @@ export interface components {
         WaitForEventStepConfig: {
             eventName: string;
             timeout?: number | null;
+        };
+        WebhookAttempt: {
+            /** Format: date-time */
+            at: string;
+            durationMs: number;
+            error: string | null;
+            statusCode: number | null;
+        };
+        WebhookEndpoint: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string | null;
+            disabledReason: string | null;
+            enabled: boolean;
+            events: string[];
+            /** Format: uuid */
+            id: string;
+            /** @example whsec_…Zq8= */
+            secretHint: string;
+            /** Format: date-time */
+            updatedAt: string;
+            url: string;
+        };
+        WebhookEndpointSecret: {
+            /** @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw */
+            secret: string;
+        };
+        WebhookMessage: {
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            eventId: string | null;
+            eventType: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "SUCCEEDED" | "FAILED";
         };
         WebhookStepConfig: {
             body?: unknown;
@@ -10290,6 +10476,412 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["VerifyResult"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project’s endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+        };
+    };
+    postWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/mailroom",
+                 *       "events": [
+                 *         "email.*",
+                 *         "contact.unsubscribed"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    description?: string | null;
+                    enabled?: boolean;
+                    events: string[];
+                    /** @description https:// or http://; its host may not be (or resolve to) a loopback, private, link-local or metadata address */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookEndpoint"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpointsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    patchWebhookEndpointsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    description?: string | null;
+                    enabled?: boolean;
+                    events?: string[];
+                    /** @description https:// or http://; its host may not be (or resolve to) a loopback, private, link-local or metadata address */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointsIdMessages: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: string;
+                status?: "PENDING" | "SUCCEEDED" | "FAILED";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A page of messages */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cursor: string | null;
+                        data: components["schemas"]["WebhookMessage"][];
+                        hasMore: boolean;
+                    };
+                };
+            };
+        };
+    };
+    postWebhookEndpointsIdMessagesMessageIdRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        messageId: string;
+                    };
+                };
+            };
+        };
+    };
+    postWebhookEndpointsIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointSecret"];
+                };
+            };
+        };
+    };
+    postWebhookEndpointsIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request was refused; `error.code` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The server could not answer (a dependency away, an unexpected error) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        messageId: string;
+                    };
                 };
             };
         };

@@ -30,6 +30,7 @@ import { emailRecordRoutes } from './emailRecordRoutes';
 import { suppressionRoutes } from './suppressionRoutes';
 import { dashboardRoutes } from './dashboardRoutes';
 import { requestLogRoutes } from './requestLogRoutes';
+import { webhookEndpointRoutes } from './webhookEndpointRoutes';
 
 /**
  * Every router of the API, in the order they are mounted (order matters where two paths overlap).
@@ -68,6 +69,7 @@ export function apiRouters(deps: ApiDeps): Router<AppState>[] {
     contactRoutes(deps),
     uploadRoutes(deps),
     requestLogRoutes(deps),
+    webhookEndpointRoutes(deps),
     dashboardRoutes(),
   ];
 }
