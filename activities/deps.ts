@@ -3,7 +3,7 @@ import type { MailTransport } from '../mail/mailTransport';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { EventTriggers } from '../services/events/eventTriggers';
-import type { WebhookWakeups } from '../services/webhooks/webhookWakeups';
+import type { DeliveryRunRegistry } from '../services/webhooks/webhookDelivery';
 
 /** What activities work with: the services of db/ and the mail transport, created once per worker. */
 export interface ActivityDeps {
@@ -15,5 +15,5 @@ export interface ActivityDeps {
   logger: Logger;
   eventTriggers: EventTriggers;
   /** How webhook delivery runs hear of due messages (createWorker makes them when not given). */
-  webhookWakeups?: WebhookWakeups;
+  webhookWakeups?: DeliveryRunRegistry;
 }

@@ -47,15 +47,13 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
 
 async function createWorkers(options: CreateWorkerOptions, connection: NativeConnection, bundle: WorkflowBundleOption): Promise<MailroomWorkers> {
   const { config } = options;
-  const webhookWakeups =
-    options.webhookWakeups ??
-    createWebhookWakeups({
-      orm: options.orm,
-      client: new Client({ connection, namespace: config.temporalNamespace }),
-      taskQueue: config.temporalTaskQueue,
-      logger: options.logger,
-    });
-  if (!options.webhookWakeups && config.databaseUrl) webhookWakeups.listen(config.databaseUrl);
+  const webhookWakeups = createWebhookWakeups({
+    orm: options.orm,
+    client: new Client({ connection, namespace: config.temporalNamespace }),
+    taskQueue: config.temporalTaskQueue,
+    logger: options.logger,
+  });
+  if (config.databaseUrl) webhookWakeups.listen(config.databaseUrl);
   const activities = createActivities({ ...options, webhookWakeups });
   const worker = await Worker.create({
     connection,

@@ -8,7 +8,6 @@ import { sendWebhook, WebhookError } from '../../lib/webhooks/webhookRequest';
 import { standardWebhookHeaders } from '../../lib/webhooks/standardWebhookSignature';
 import { webhookEndpointRepository, type WebhookEndpointRow } from '../../db/webhooks/webhookEndpointRepository';
 import { webhookMessageRepository, type ClaimedWebhookMessage, type WebhookAttempt } from '../../db/webhooks/webhookMessageRepository';
-import type { LocalDeliveryRun } from './webhookWakeups';
 
 /** Contract 18: a 2xx within this long succeeds. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
@@ -23,6 +22,20 @@ const ENDPOINT_REFRESH_MS = 1000;
 
 export const WEBHOOK_SECRET_PURPOSE = 'webhook-endpoint-secret';
 export const WEBHOOK_USER_AGENT = 'Mailroom-Webhooks/1';
+
+/** A delivery run of this process waiting for news of its endpoint. */
+export interface LocalDeliveryRun {
+  /** Resolves after `ms`, or sooner when poked. */
+  wait(ms: number): Promise<void>;
+  /** Ends a wait now (a message came due, an attempt finished). */
+  poke(): void;
+  close(): void;
+}
+
+/** Where a process's delivery runs register, to be poked when their endpoint's messages come due (webhookWakeups.ts). */
+export interface DeliveryRunRegistry {
+  register(endpointId: string): LocalDeliveryRun;
+}
 
 export type DeliveryRunResult =
   | { state: 'deleted' }

@@ -4,15 +4,7 @@ import type { Logger } from '../../lib/logger';
 import { listenForDueWebhooks, type WebhookDueListener, type WebhookDueNotice } from '../../db/webhooks/webhookDueNotifications';
 import { webhookEndpointRepository } from '../../db/webhooks/webhookEndpointRepository';
 import { wakeWebhookDelivery } from '../../temporal/webhookDeliveryStart';
-
-/** A delivery run of this process waiting for news of its endpoint. */
-export interface LocalDeliveryRun {
-  /** Resolves after `ms`, or sooner when poked. */
-  wait(ms: number): Promise<void>;
-  /** Ends a wait now (a message came due, an attempt finished). */
-  poke(): void;
-  close(): void;
-}
+import type { DeliveryRunRegistry, LocalDeliveryRun } from './webhookDelivery';
 
 /** At most one signal per endpoint per process in this long; what arrives meanwhile rides on one more at its end. */
 const SIGNAL_SPACING_MS = 1000;
@@ -28,7 +20,7 @@ const SWEEP_BATCH = 1000;
  * sweep at start, after every reconnection and every minute wakes endpoints with messages due that
  * no notification reached.
  */
-export class WebhookWakeups {
+export class WebhookWakeups implements DeliveryRunRegistry {
   private readonly runs = new Map<string, Set<() => void>>();
   private readonly lastSignalAt = new Map<string, number>();
   private readonly deferred = new Map<string, NodeJS.Timeout>();

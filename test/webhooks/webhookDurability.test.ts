@@ -37,8 +37,10 @@ async function startWorker(): Promise<ChildService> {
 }
 
 async function statuses(endpointId: string): Promise<Record<string, number>> {
-  const rows = await stack.orm.em.fork().execute(`select status, count(*)::int as n from webhook_messages where endpoint_id = ? group by status`, [endpointId]);
-  return Object.fromEntries(rows.map((r: { status: string; n: number }) => [r.status, r.n]));
+  const rows: Array<{ status: string; n: number }> = await stack.orm.em
+    .fork()
+    .execute(`select status, count(*)::int as n from webhook_messages where endpoint_id = ? group by status`, [endpointId]);
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 it('delivers every pending message though the worker is SIGKILLed while delivering them', async () => {
