@@ -27,6 +27,8 @@ import {
 import { startStripeServer } from '../test/support/stripeServer';
 import Stripe from 'stripe';
 import { startWebhookReceiver } from '../test/support/webhookReceiver';
+import { createEndpoint } from '../test/support/webhookEndpoints';
+import { webhookDeliveryWorkflowId } from '../temporal/webhookDeliveryStart';
 import { insertWorkflow } from '../test/workflows/workflowDefinitionRows';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { startSmtpServer } from '../test/support/smtpServer';
@@ -52,6 +54,7 @@ async function main() {
       SMTP_URL: smtp.url,
       DELIVERY_RETRY_DELAYS: '1s,1s',
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS_SECONDS: '1,1',
       STRIPE_SECRET_KEY: stripeApi.secretKey,
       STRIPE_WEBHOOK_SECRET: webhookSecret,
       STRIPE_PRICE_ID: 'price_record',
@@ -333,6 +336,38 @@ async function main() {
     });
     stripeApi.failNext('/v1/billing/meter_events', 1, 500);
     await save('billingUsageReportWorkflow-reported', await triggerSchedule(billingUsageReportScheduleId(stack.config.temporalTaskQueue)));
+
+    // Outbound webhooks: an endpoint answering 410 is disabled and its workflow ends; another
+    // fails once, succeeds on its retry, and is deleted (its workflow cancelled).
+    const { project: hooked } = await accountWithProject(stack.http);
+    receiver.on('/gone', (_req, res) => res.writeHead(410).end());
+    let flaky = 0;
+    receiver.on('/flaky', (_req, res) => res.writeHead(flaky++ === 0 ? 500 : 200).end());
+    const gone = await createEndpoint(stack, hooked, `${receiver.url}/gone`, ['gone.*']);
+    const kept = await createEndpoint(stack, hooked, `${receiver.url}/flaky`, ['flaky.*']);
+    await stack.http.post('/v1/track', { event: 'gone.once', email: 'hooked@example.org' }, { key: hooked.publicKey });
+    await save('webhookDeliveryWorkflow-disabled', webhookDeliveryWorkflowId(gone.id));
+    await stack.http.post('/v1/track', { event: 'flaky.once', email: 'hooked@example.org' }, { key: hooked.publicKey });
+    await eventually(() => {
+      if (receiver.requests.filter((r) => r.path === '/flaky').length < 2) throw new Error('not retried yet');
+    });
+    await stack.http.delete(`/webhook-endpoints/${kept.id}`, { key: hooked.secretKey });
+    await save('webhookDeliveryWorkflow-deleted', webhookDeliveryWorkflowId(kept.id));
+    // An idle endpoint: its run hands back to the workflow's timer, a later message's wake signal
+    // starts another run, then the endpoint is disabled (the workflow cancelled).
+    const sleeper = await createEndpoint(stack, hooked, `${receiver.url}/sleeper`, ['sleeper.*']);
+    await stack.http.post('/v1/track', { event: 'sleeper.first', email: 'hooked@example.org' }, { key: hooked.publicKey });
+    const sleeperRun = stack.temporal.workflow.getHandle(webhookDeliveryWorkflowId(sleeper.id));
+    await eventually(async () => {
+      const history = await sleeperRun.fetchHistory();
+      if (!history.events?.some((e) => e.timerStartedEventAttributes)) throw new Error('not sleeping yet');
+    }, 60_000);
+    await stack.http.post('/v1/track', { event: 'sleeper.second', email: 'hooked@example.org' }, { key: hooked.publicKey });
+    await eventually(() => {
+      if (receiver.requests.filter((r) => r.path === '/sleeper').length < 2) throw new Error('not woken yet');
+    });
+    await stack.http.patch(`/webhook-endpoints/${sleeper.id}`, { enabled: false }, { key: hooked.secretKey });
+    await save('webhookDeliveryWorkflow-woken-cancelled', webhookDeliveryWorkflowId(sleeper.id));
   } finally {
     await receiver.close();
     await stripeApi.close();

@@ -26,6 +26,7 @@ it('has recorded histories for every workflow type', () => {
     'inboundMessagesWorkflow',
     'inboundSweepWorkflow',
     'trackedSegmentsRecomputeWorkflow',
+    'webhookDeliveryWorkflow',
     'workflowExecutionSweepWorkflow',
     'workflowExecutionWorkflow',
   ]);
