@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
+import { WEBHOOK_TEST_EVENT_NAME } from '../../shared/eventNames';
 
 export type WebhookMessageStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
 
@@ -129,20 +130,20 @@ export const webhookMessageRepository = {
     const [row] = await queryRows<{ id: string }>(
       em,
       `insert into webhook_messages (id, endpoint_id, project_id, event_type, payload, next_attempt_at)
-       select m.id, ?, ?, 'webhook.test',
+       select m.id, ?, ?, m.name,
          jsonb_build_object(
-           'type', 'webhook.test',
+           'type', m.name,
            'timestamp', mailroom_webhook_iso(now()),
            'source', 'system',
            'data', jsonb_build_object(
-             'event', jsonb_build_object('id', m.id, 'name', 'webhook.test', 'createdAt', mailroom_webhook_iso(now()), 'data', jsonb_build_object('endpointId', ?::uuid)),
+             'event', jsonb_build_object('id', m.id, 'name', m.name, 'createdAt', mailroom_webhook_iso(now()), 'data', jsonb_build_object('endpointId', ?::uuid)),
              'contact', null
            )
          ),
          now()
-       from (select gen_random_uuid() as id) m
+       from (select gen_random_uuid() as id, ?::text as name) m
        returning id`,
-      [endpoint.id, endpoint.projectId, endpoint.id],
+      [endpoint.id, endpoint.projectId, endpoint.id, WEBHOOK_TEST_EVENT_NAME],
     );
     return row.id;
   },

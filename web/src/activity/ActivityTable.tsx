@@ -3,7 +3,10 @@ import { formatDateTime } from '../components/format';
 
 export type ActivityItem = components['schemas']['ActivityItem'];
 
-/** Each feed type in words, in the order the filter lists them. */
+/**
+ * Each feed type in words, in the order the filter lists them. Keyed by the API's feed types (not
+ * all system event names: `email.failed` is none), so a type the feed gains cannot go without words.
+ */
 export const TYPE_LABELS: Record<ActivityItem['type'], string> = {
   'event.triggered': 'Event',
   'email.sent': 'Email sent',

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import type { components } from '../../../client/mailroomClient';
+import type { SystemEventName } from '../../../shared/eventNames';
 import { unwrap } from '../api/client';
 import { queryKeys } from '../api/queries';
 import { useCurrentProject } from '../projects/currentProject';
@@ -16,8 +17,12 @@ import './emails.css';
 type EmailDetail = components['schemas']['EmailDetail'];
 type EmailEvent = EmailDetail['events'][number];
 
-/** The events of an email's story in words (their names stay shown: they are what webhooks and automations use). */
-const EVENT_LABELS: Record<string, string> = {
+/**
+ * The events of an email's story in words (their names stay shown: they are what webhooks and
+ * automations use). Keyed by the shared names, so an `email.` name Mailroom comes to record cannot
+ * go without words.
+ */
+const EVENT_LABELS: Record<Extract<SystemEventName, `email.${string}`>, string> = {
   'email.sent': 'Sent',
   'email.delivered': 'Delivered',
   'email.opened': 'Opened',
@@ -27,6 +32,9 @@ const EVENT_LABELS: Record<string, string> = {
   'email.failed': 'Failed',
   'email.received': 'Received',
 };
+
+/** Any other name an email's events may carry is shown as it is. */
+const eventLabel = (name: string): string => (EVENT_LABELS as Partial<Record<string, string>>)[name] ?? name;
 
 const VERDICTS = ['spf', 'dkim', 'dmarc'] as const;
 const VERDICT_LABELS: Record<(typeof VERDICTS)[number], string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC' };
@@ -181,7 +189,7 @@ export function EmailPage() {
             {events.map((event, index) => (
               <li key={index}>
                 <span className="story-event">
-                  {EVENT_LABELS[event.name] ?? event.name}
+                  {eventLabel(event.name)}
                   <code>{event.name}</code>
                 </span>
                 <span className="muted">{formatDateTime(event.createdAt)}</span>
