@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { emailRepository } from '../db/emails/emailRepository';
-import { findUndeliveredGroups } from '../services/sending/undeliveredEmails';
+import { failUndeliveredEmails, findUndeliveredGroups } from '../services/sending/undeliveredEmails';
 import { deliverRecordedEmails, type DeliveryAttemptResult } from '../services/sending/recordedEmailDelivery';
 
 export type { DeliveryAttemptResult };
@@ -24,8 +23,7 @@ export function createEmailDeliveryActivities({ config, orm, mail, logger, event
 
     /** Gives up on emails whose retries are spent: FAILED with their last error, and `email.failed`. */
     async failUndeliveredEmails(input: { emailIds: string[]; reason: string }): Promise<void> {
-      const events = await emailRepository.failQueued(orm.em.fork(), input.emailIds, input.reason);
-      for (const [projectId, list] of events) await eventTriggers.afterEventsRecorded(projectId, list);
+      await failUndeliveredEmails(services, orm.em.fork(), input.emailIds, input.reason);
     },
 
     /** Accepted emails no delivery has touched, grouped by the workflow that should own them (see emailDeliverySweepWorkflow). */

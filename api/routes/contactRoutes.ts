@@ -10,7 +10,7 @@ import { contactRepository } from '../../db/contacts/contactRepository';
 import { serializeContact } from '../../services/contacts/contactShape';
 import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
-import { splitDataChanges } from '../../services/contacts/contactDataRules';
+import { updateContact, upsertContact } from '../../services/contacts/contactEditing';
 import { contactUsage } from '../../services/contacts/contactFieldUsage';
 import {
   contactListQuery,
@@ -136,11 +136,7 @@ export function contactRoutes(deps: ApiDeps) {
       const email = emailAddress.safeParse(raw.email);
       if (!email.success) throw plainBadRequest(raw.email === undefined ? 'email is required' : 'email must be a valid email address');
       const body = parseBody(contactUpsertBody, raw);
-      const [result] = await contactRepository.upsertByEmail(ctx.state.em, ctx.state.project!.id, [
-        { email: body.email, subscribedIfNew: body.subscribed ?? true, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
-      ]);
-      await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
-      await deps.eventTriggers.afterContactsChanged(ctx.state.project!.id, [result.contact.id]);
+      const result = await upsertContact(deps, ctx.state.em, ctx.state.project!.id, body);
       ctx.status = result.created ? 201 : 200;
       ctx.body = { ...serializeContact(result.contact), _meta: { isNew: result.created, isUpdate: !result.created } } satisfies z.input<
         typeof contactWriteResponse
@@ -256,26 +252,7 @@ export function contactRoutes(deps: ApiDeps) {
     async (ctx) => {
       const current = await loadContact(ctx, ctx.params.id);
       const body = parseBody(contactPatchBody, ctx.request.body);
-      const em = ctx.state.em;
-      const projectId = ctx.state.project!.id;
-      const result = await em.transactional(async (tx) => {
-        if (body.email && body.email !== current.email) {
-          const taken = await contactRepository.findByEmail(tx, projectId, body.email);
-          if (taken) throw conflict(`Another contact already uses ${body.email}`, { email: body.email, contactId: taken.id });
-          try {
-            await contactRepository.changeEmail(tx, projectId, current.id, body.email);
-          } catch (err) {
-            if ((err as { code?: string }).code === '23505') throw conflict(`Another contact already uses ${body.email}`, { email: body.email });
-            throw err;
-          }
-        }
-        const [upserted] = await contactRepository.upsertByEmail(tx, projectId, [
-          { email: body.email ?? current.email, subscribedIfNew: current.subscribed, subscribedIfExisting: body.subscribed, data: splitDataChanges(body.data) },
-        ]);
-        return upserted;
-      });
-      await deps.eventTriggers.afterEventsRecorded(projectId, result.events);
-      await deps.eventTriggers.afterContactsChanged(projectId, [result.contact.id]);
+      const result = await updateContact(deps, ctx.state.em, ctx.state.project!.id, current, body);
       ctx.body = serializeContact(result.contact) satisfies z.input<typeof contactResponse>;
     },
   );

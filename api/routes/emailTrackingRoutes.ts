@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { ApiDeps, AppContext, AppState } from '../state';
 import { isUuid } from '../http/validation';
 import { openLinkToken, verifyClickSignature } from '../../mail/links/signedLinks';
-import { emailFeedbackRepository, type FeedbackOutcome } from '../../db/emails/emailFeedbackRepository';
+import { applyClick, applyOpen } from '../../services/sending/emailFeedback';
 import { sendPage } from '../pages/publicPage';
 import { describedRoutes } from '../openapi/describedRouter';
 import { clickQuery } from '../schemas/trackingSchemas';
@@ -18,17 +18,16 @@ const invalidLinkPage = {
 /**
  * Open and click tracking (contract section 9). No key and no rate limit: the links carry their
  * own signatures (mail/links/signedLinks.ts). Every hit counts, link scanners and repeats
- * included; only the first open / click records an event (db/emails/emailFeedbackRepository.ts).
+ * included; only the first open / click records an event (services/sending/emailFeedback.ts).
  */
 export function trackingRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
   const route = describedRoutes(router, { tag: 'Tracking', access: 'none' });
 
   /** Recording must never cost the reader the pixel or the redirect: a failure is logged, not answered. */
-  async function record(ctx: AppContext, what: string, write: () => Promise<FeedbackOutcome | null>): Promise<void> {
+  async function record(ctx: AppContext, what: string, write: () => Promise<unknown>): Promise<void> {
     try {
-      const outcome = await write();
-      if (outcome) await deps.eventTriggers.afterEventsRecorded(outcome.projectId, outcome.events);
+      await write();
     } catch (err) {
       deps.logger.error({ err, requestId: ctx.state.requestId }, `tracking: recording the ${what} failed`);
     }
@@ -49,7 +48,7 @@ export function trackingRoutes(deps: ApiDeps) {
       const file = ctx.params.file;
       const emailId = file.endsWith('.gif') ? openLinkToken(deps.config.secret, 'open', file.slice(0, -4)) : null;
       // HEAD is a link checker asking about the image, never a mail client showing it.
-      if (emailId && ctx.method === 'GET') await record(ctx, 'open', () => emailFeedbackRepository.recordOpen(ctx.state.em, emailId));
+      if (emailId && ctx.method === 'GET') await record(ctx, 'open', () => applyOpen(deps, ctx.state.em, emailId));
       ctx.status = 200;
       ctx.type = 'image/gif';
       ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate, private, max-age=0');
@@ -80,7 +79,7 @@ export function trackingRoutes(deps: ApiDeps) {
       if (!isUuid(emailId) || !query.success) return sendPage(ctx, 400, invalidLinkPage);
       const { url, sig } = query.data;
       if (!verifyClickSignature(deps.config.secret, emailId.toLowerCase(), url, sig)) return sendPage(ctx, 400, invalidLinkPage);
-      await record(ctx, 'click', () => emailFeedbackRepository.recordClick(ctx.state.em, emailId.toLowerCase(), url));
+      await record(ctx, 'click', () => applyClick(deps, ctx.state.em, emailId.toLowerCase(), url));
       try {
         ctx.redirect(url);
       } catch {

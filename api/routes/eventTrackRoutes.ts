@@ -4,7 +4,7 @@ import type { ApiDeps, AppState } from '../state';
 import { parseBody } from '../http/validation';
 import { keyAuthenticated } from '../auth/apiKey';
 import { idempotency } from '../middleware/idempotency';
-import { splitDataChanges } from '../../services/contacts/contactDataRules';
+import { trackEvent } from '../../services/events/eventTracking';
 import type { Middleware } from 'koa';
 import { trackBody, trackResponse } from '../schemas/eventSchemas';
 import { describedRoutes, type RouteDoc } from '../openapi/describedRouter';
@@ -24,9 +24,8 @@ const publicCors: Middleware<AppState> = async (ctx, next) => {
 };
 
 /**
- * POST /v1/track (public key) and its internal alias POST /events/track (secret key): upsert the
- * contact by email under the data rules and record the event, in one statement shared with the
- * other tracks in flight (ContactWriteBatcher); then hand the recorded events to the triggers.
+ * POST /v1/track (public key) and its internal alias POST /events/track (secret key): the contact
+ * upserted and the event recorded by services/events/eventTracking.ts.
  */
 export function trackRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -35,25 +34,10 @@ export function trackRoutes(deps: ApiDeps) {
 
   const track: Middleware<AppState> = async (ctx) => {
     const body = parseBody(trackBody, ctx.request.body);
-    const changes = splitDataChanges(body.data);
-    // New contacts are subscribed unless told otherwise; an explicit value changes an existing
-    // contact, unless preserveExistingSubscription asks to apply it to new contacts only.
-    const result = await deps.contactWrites.write(
-      ctx.state.project!.id,
-      {
-        email: body.email,
-        subscribedIfNew: body.subscribed ?? true,
-        subscribedIfExisting: body.preserveExistingSubscription ? undefined : body.subscribed,
-        data: changes,
-        event: { name: body.event, data: body.data ? { ...changes.set, ...changes.oneShot } : null },
-      },
-      'track',
-    );
-    await deps.eventTriggers.afterEventsRecorded(ctx.state.project!.id, result.events);
-    const tracked = result.events.find((e) => e.id === result.trackedEventId)!;
+    const { contact, event } = await trackEvent(deps, ctx.state.project!.id, body);
     ctx.body = {
       success: true,
-      data: { contact: result.contact.id, event: tracked.id, timestamp: tracked.createdAt.toISOString() },
+      data: { contact: contact.id, event: event.id, timestamp: event.createdAt.toISOString() },
     } satisfies z.input<typeof trackResponse>;
   };
 

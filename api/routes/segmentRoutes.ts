@@ -7,7 +7,8 @@ import { keyAuthenticated } from '../auth/apiKey';
 import { validateConditionTree, type ConditionTree } from '../../db/conditions';
 import { segmentRepository, type SegmentRow } from '../../db/segments/segmentRepository';
 import { serializeSegment } from '../presenters/segmentPresenter';
-import { contactRepository } from '../../db/contacts/contactRepository';
+import { addStaticMembers, removeStaticMembers, updateSegment } from '../../services/segments/segmentEditing';
+import { recomputeTrackedSegment } from '../../services/segments/trackedSegmentRecompute';
 import { serializeContact } from '../../services/contacts/contactShape';
 import {
   addSegmentMembersBody,
@@ -111,10 +112,12 @@ export function segmentRoutes(deps: ApiDeps) {
         }
         condition = await checkedCondition(ctx, body.condition, current.id);
       }
-      const { segment, events } = await ctx.state.em.transactional((tx) =>
-        segmentRepository.update(tx, current, { name: body.name, description: body.description, condition, trackMembership: body.trackMembership }),
-      );
-      await deps.eventTriggers.afterEventsRecorded(segment.projectId, events);
+      const segment = await updateSegment(deps, ctx.state.em, current, {
+        name: body.name,
+        description: body.description,
+        condition,
+        trackMembership: body.trackMembership,
+      });
       ctx.body = serializeSegment(segment);
     },
   );
@@ -176,26 +179,7 @@ export function segmentRoutes(deps: ApiDeps) {
       const segment = await loadSegment(ctx);
       if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
       const body = parseBody(addSegmentMembersBody, ctx.request.body);
-      const projectId = segment.projectId;
-      const emails = [...new Set(body.emails)];
-      const em = ctx.state.em;
-      let created = 0;
-      let createdIds: string[] = [];
-      if (body.createMissing) {
-        // Only missing contacts are written: existing ones keep their data and updatedAt.
-        createdIds = await contactRepository.createMissing(em, projectId, emails, body.subscribed ?? true);
-        created = createdIds.length;
-      }
-      const found = await contactRepository.idsByEmail(em, projectId, emails);
-      const foundEmails = new Set(found.map((c) => c.email));
-      const { added, events } = await segmentRepository.addMembers(
-        em,
-        segment,
-        found.map((c) => c.id),
-      );
-      await deps.eventTriggers.afterEventsRecorded(projectId, events);
-      if (createdIds.length) await deps.eventTriggers.afterContactsChanged(projectId, createdIds);
-      ctx.body = { added, created, notFound: emails.filter((e) => !foundEmails.has(e)) } satisfies z.input<typeof addSegmentMembersResponse>;
+      ctx.body = (await addStaticMembers(deps, ctx.state.em, segment, body)) satisfies z.input<typeof addSegmentMembersResponse>;
     },
   );
 
@@ -211,8 +195,7 @@ export function segmentRoutes(deps: ApiDeps) {
       const segment = await loadSegment(ctx);
       if (segment.type !== 'STATIC') throw badRequest('Members are managed by hand on STATIC segments only; this segment is DYNAMIC');
       const body = parseBody(removeSegmentMembersBody, ctx.request.body);
-      const { removed, events } = await segmentRepository.removeMembers(ctx.state.em, segment, [...new Set(body.emails)]);
-      await deps.eventTriggers.afterEventsRecorded(segment.projectId, events);
+      const removed = await removeStaticMembers(deps, ctx.state.em, segment, body.emails);
       ctx.body = { removed } satisfies z.input<typeof removeSegmentMembersResponse>;
     },
   );
@@ -229,12 +212,7 @@ export function segmentRoutes(deps: ApiDeps) {
       if (segment.type !== 'DYNAMIC' || !segment.trackMembership) {
         throw badRequest('Only a DYNAMIC segment with trackMembership keeps members to compute; use /refresh to recount this one');
       }
-      const result = await segmentRepository.recompute(ctx.state.em, segment, {
-        emitEvents: true,
-        // Each page's events go to the triggers as soon as the page is committed.
-        onPage: (events) => deps.eventTriggers.afterEventsRecorded(segment.projectId, events),
-      });
-      ctx.body = { added: result.added, removed: result.removed, total: result.total } satisfies z.input<typeof segmentComputeResponse>;
+      ctx.body = (await recomputeTrackedSegment(deps, ctx.state.em, segment)) satisfies z.input<typeof segmentComputeResponse>;
     },
   );
 

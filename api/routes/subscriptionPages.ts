@@ -3,6 +3,7 @@ import type { ApiDeps, AppContext, AppState } from '../state';
 import { readDecodedBody } from '../http/bodyDecoding';
 import { openLinkToken } from '../../mail/links/signedLinks';
 import { emailFeedbackRepository, type PageContact } from '../../db/emails/emailFeedbackRepository';
+import { setPageSubscription } from '../../services/contacts/contactEditing';
 import { notFoundPage, sendPage, type PageContent } from '../pages/publicPage';
 import { describedRoutes, type ResponseDoc } from '../openapi/describedRouter';
 import { subscriptionPageForm } from '../schemas/subscriptionPageSchemas';
@@ -129,9 +130,8 @@ export function subscriptionPages(deps: ApiDeps) {
       async (ctx) => {
         await drainFormBody(ctx);
         const contactId = openLinkToken(deps.config.secret, 'contact', ctx.params.token);
-        const result = contactId ? await emailFeedbackRepository.setPageSubscription(ctx.state.em, contactId, subscribed) : null;
+        const result = contactId ? await setPageSubscription(deps, ctx.state.em, contactId, subscribed) : null;
         if (!result) return sendPage(ctx, 404, notFoundPage);
-        await deps.eventTriggers.afterEventsRecorded(result.contact.projectId, result.events);
         sendPage(ctx, 200, statePage(result.contact, ctx.params.token, subscribed ? 'subscribed' : 'unsubscribed'));
       },
     );

@@ -20,6 +20,12 @@ export type ContactsListener = (batch: ChangedContactsBatch) => Promise<void>;
  * (POST /v1/track, a subscription flip in the API, an import or bulk activity). Automation
  * workflows and tracked segments subscribe here; a listener's failure is reported to `onError`
  * and never undoes the event.
+ *
+ * The rule: every path that records events (or writes contacts) hands them over here after its
+ * commit, and does so in a service (services/<area>/), never in a route or an activity of its
+ * own, so a route still calls one service and no path forgets the hand-over. Outbound webhooks do
+ * not depend on it: their messages are written by a trigger on `events` in the event's own
+ * statement (webhook_messages_for_events), so an event whose hand-over never ran still reaches them.
  */
 export class EventTriggers {
   private readonly listeners: EventsListener[] = [];

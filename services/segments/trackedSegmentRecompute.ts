@@ -1,7 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
 import type { EventTriggers } from '../events/eventTriggers';
 import type { Logger } from '../../lib/logger';
-import { segmentRepository } from '../../db/segments/segmentRepository';
+import { segmentRepository, type SegmentRow } from '../../db/segments/segmentRepository';
 
 export interface TrackedRecomputeProgress {
   /** The last segment finished (keyset over segments.id). */
@@ -61,4 +62,20 @@ export async function recomputeTrackedSegments(
     }
     if (page.length < SEGMENT_PAGE) return progress;
   }
+}
+
+/**
+ * POST /segments/:id/compute: one tracked segment brought up to date now, each page's entry and
+ * exit events handed to the triggers as soon as the page is committed.
+ */
+export async function recomputeTrackedSegment(
+  deps: Pick<TrackedRecomputeDeps, 'eventTriggers'>,
+  em: EntityManager,
+  segment: SegmentRow,
+): Promise<{ added: number; removed: number; total: number }> {
+  const result = await segmentRepository.recompute(em, segment, {
+    emitEvents: true,
+    onPage: (events) => deps.eventTriggers.afterEventsRecorded(segment.projectId, events),
+  });
+  return { added: result.added, removed: result.removed, total: result.total };
 }

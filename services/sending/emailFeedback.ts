@@ -16,7 +16,10 @@ import { emailFeedbackRepository, type BounceNotice, type ComplaintNotice, type 
  *
  * The effects are idempotent (emailFeedbackRepository locks the email row and records each event
  * once), so replays and a report arriving both by mail and by SES change nothing twice. Committed
- * events go to the event triggers (automations, outbound webhooks) as every event does.
+ * events go to the event triggers (automations, tracked segments) as every event does.
+ *
+ * Opens and clicks (the tracking links of api/routes/emailTrackingRoutes.ts) are the reader's
+ * feedback: every hit counts, the first one records `email.opened` / `email.clicked`.
  */
 export interface FeedbackServices {
   eventTriggers: EventTriggers;
@@ -45,4 +48,12 @@ export async function applyComplaint(services: FeedbackServices, em: EntityManag
 
 export async function applyDelivery(services: FeedbackServices, em: EntityManager, emailId: string): Promise<FeedbackResult> {
   return announce(services, await emailFeedbackRepository.recordDelivery(em, emailId));
+}
+
+export async function applyOpen(services: FeedbackServices, em: EntityManager, emailId: string): Promise<FeedbackResult> {
+  return announce(services, await emailFeedbackRepository.recordOpen(em, emailId));
+}
+
+export async function applyClick(services: FeedbackServices, em: EntityManager, emailId: string, url: string): Promise<FeedbackResult> {
+  return announce(services, await emailFeedbackRepository.recordClick(em, emailId, url));
 }

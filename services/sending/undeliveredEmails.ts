@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EventTriggers } from '../events/eventTriggers';
 import { emailRepository } from '../../db/emails/emailRepository';
 import { deliveryWorkflowIds } from '../../temporal/deliveryWorkflowIds';
 import { deliveryChunks } from '../../temporal/deliveryChunks';
@@ -25,4 +26,10 @@ export async function findUndeliveredGroups(
   return [...groups.values()].flatMap((group) =>
     deliveryChunks(group.emailIds).map((emailIds, i) => ({ ...group, workflowId: i === 0 ? group.workflowId : deliveryWorkflowIds.batch(emailIds), emailIds })),
   );
+}
+
+/** Gives up on emails whose retries are spent: FAILED with their last error, and `email.failed` handed to the triggers. */
+export async function failUndeliveredEmails(services: { eventTriggers: EventTriggers }, em: EntityManager, emailIds: string[], reason: string): Promise<void> {
+  const events = await emailRepository.failQueued(em, emailIds, reason);
+  for (const [projectId, list] of events) await services.eventTriggers.afterEventsRecorded(projectId, list);
 }
