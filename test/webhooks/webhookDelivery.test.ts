@@ -5,6 +5,7 @@ import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from
 import { eventually } from '../support/eventually';
 import { createEndpoint, signedWith, type TestEndpoint } from '../support/webhookEndpoints';
 import { webhookDeliveryWorkflowId } from '../../temporal/webhookDeliveryStart';
+import { listRuns } from '../support/temporalRuns';
 
 /**
  * Outbound webhooks (contract 18) over real HTTP: what a receiver gets, signatures, retries with
@@ -103,6 +104,11 @@ describe('a message', () => {
       status: 'SUCCEEDED',
       attempts: [{ statusCode: 200, error: null }],
     });
+    // Operators find the endpoint's delivery in the Temporal UI by the project.
+    await eventually(async () => {
+      const runs = await listRuns(stack.temporal, `ProjectId = "${project.id}"`);
+      expect(runs.map((run) => run.workflowId)).toContain(webhookDeliveryWorkflowId(endpoint.id));
+    }, 30_000);
   });
 
   it('goes only to endpoints whose patterns match its name', async () => {
@@ -259,6 +265,38 @@ describe('the endpoint', () => {
     await arrived(laterPath, 1);
     expect(requestsTo(path)).toHaveLength(sentBeforeClose);
   });
+});
+
+describe('a slow endpoint', () => {
+  it("delays neither another project's endpoint nor the mail", async () => {
+    const { project: slowProject } = await accountWithProject(stack.http);
+    const { project: other } = await accountWithProject(stack.http);
+    const slowPath = freshPath();
+    const fastPath = freshPath();
+    const hanging: Array<() => void> = [];
+    receiver.on(slowPath, (_req, res) => hanging.push(() => res.writeHead(200).end()));
+    await createEndpoint(stack, slowProject, receiver.url + slowPath, ['*']);
+    await createEndpoint(stack, other, receiver.url + fastPath, ['*']);
+    // More than the slow endpoint's concurrency (10): all its attempts hang, and two messages wait.
+    for (let i = 0; i < 12; i++) await track(slowProject, 'slow.event', `slow-${i}@example.com`);
+    await arrived(slowPath, 10);
+
+    await track(other, 'fast.event');
+    const sent = await stack.http.post(
+      '/v1/send',
+      { from: 'hello@outbox.mailroom.localhost', to: 'ada@example.com', subject: 'Not held up', body: '<p>Hi</p>' },
+      { key: slowProject.secretKey },
+    );
+    expect(sent.status).toBe(200);
+    const emailId = sent.body.data.emails[0].email as string;
+    await arrived(fastPath, 1);
+    await eventually(async () => expect((await stack.http.get(`/emails/${emailId}`, { key: slowProject.secretKey })).body.status).toBe('SENT'));
+    // Both happened while every attempt of the slow endpoint was still waiting for its answer.
+    expect(hanging).toHaveLength(10);
+    expect(requestsTo(slowPath)).toHaveLength(10);
+    hanging.forEach((answer) => answer());
+    await arrived(slowPath, 12);
+  }, 60_000);
 });
 
 describe('an attempt that ends badly ends in bounded time, recorded as failed with its reason', () => {
