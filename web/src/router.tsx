@@ -61,6 +61,11 @@ export const router = createBrowserRouter(
                 { path: 'activity', lazy: async () => ({ Component: (await import('./activity/ActivityPage')).ActivityPage }) },
                 { path: 'domains', lazy: async () => ({ Component: (await import('./domains/DomainsPage')).DomainsPage }) },
                 { path: 'developers', lazy: async () => ({ Component: (await import('./developers/DevelopersPage')).DevelopersPage }) },
+                { path: 'developers/webhooks', lazy: async () => ({ Component: (await import('./developers/WebhooksPage')).WebhooksPage }) },
+                {
+                  path: 'developers/webhooks/:endpointId',
+                  lazy: async () => ({ Component: (await import('./developers/WebhookEndpointPage')).WebhookEndpointPage }),
+                },
                 { path: 'settings', lazy: async () => ({ Component: (await import('./settings/SettingsPage')).SettingsPage }) },
                 { path: 'outbox', lazy: async () => ({ Component: (await import('./outbox/OutboxPage')).OutboxPage }) },
                 { path: 'outbox/:messageId', lazy: async () => ({ Component: (await import('./outbox/OutboxMessagePage')).OutboxMessagePage }) },

@@ -13,12 +13,13 @@ import { SnippetTabs } from './SnippetTabs';
 import { SmtpRelay } from './SmtpRelay';
 import { RecentRequests } from './RecentRequests';
 import { LiveEvents } from './LiveEvents';
+import { WebhooksCard } from './WebhooksCard';
 import './developers.css';
 
 /**
  * What a developer needs to call the API from their code: the keys, examples that work as shown
  * (curl, @plunk/node, the browser, the SMTP relay), and what their calls did: the recent API
- * requests with status and duration, and the live stream of events.
+ * requests with status and duration, and the live stream of events; the way to the Webhooks page.
  */
 export function DevelopersPage() {
   const { project } = useCurrentProject();
@@ -98,6 +99,8 @@ export function DevelopersPage() {
           <SnippetTabs name="Track examples" snippets={track} />
         </section>
       </div>
+
+      <WebhooksCard />
 
       <RecentRequests />
 
