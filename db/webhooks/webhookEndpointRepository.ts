@@ -17,6 +17,8 @@ export interface WebhookEndpointRow {
   failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** updated_at to the microsecond: a claim that finds another one knows the endpoint changed. */
+  version: string;
 }
 
 interface EndpointTableRow {
@@ -34,10 +36,11 @@ interface EndpointTableRow {
   failing_since: TimestampText | null;
   created_at: TimestampText;
   updated_at: TimestampText;
+  version: string;
 }
 
 const COLUMNS = `id, project_id, url, events, description, enabled, disabled_reason, secret_sealed, secret_hint,
-  previous_secret_sealed, previous_secret_expires_at, failing_since, created_at, updated_at`;
+  previous_secret_sealed, previous_secret_expires_at, failing_since, created_at, updated_at, updated_at::text as version`;
 
 const toEndpoint = (r: EndpointTableRow): WebhookEndpointRow => ({
   id: r.id,
@@ -54,6 +57,7 @@ const toEndpoint = (r: EndpointTableRow): WebhookEndpointRow => ({
   failingSince: dateOrNull(r.failing_since),
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
+  version: r.version,
 });
 
 export interface NewWebhookEndpoint {
@@ -210,9 +214,10 @@ export const webhookEndpointRepository = {
          disabled_reason = case
            when enabled and coalesce(failing_since <= now() - make_interval(secs => ?), false)
            then 'Every attempt failed for ' || ? || ' hours' else disabled_reason end,
-         updated_at = now()
+         -- Changed only when it is disabled: the failure clock is no change a deliverer must re-read.
+         updated_at = case when enabled and coalesce(failing_since <= now() - make_interval(secs => ?), false) then now() else updated_at end
        where id = ? returning enabled`,
-      [disableAfterHours * 3600, disableAfterHours * 3600, String(disableAfterHours), id],
+      [disableAfterHours * 3600, disableAfterHours * 3600, String(disableAfterHours), disableAfterHours * 3600, id],
     );
     return { disabled: !row || !row.enabled };
   },

@@ -26,6 +26,8 @@ export interface WebhookMessageRow {
 export interface ClaimedWebhookMessage {
   id: string;
   body: string;
+  /** The endpoint's version (updated_at) when claimed: a newer one than the deliverer read means a new url or secret. */
+  endpointVersion: string;
   /** Attempts made before this one. */
   attemptCount: number;
 }
@@ -73,7 +75,7 @@ export const webhookMessageRepository = {
    * due again then, and a second deliverer running meanwhile skips them.
    */
   async claimDue(em: EntityManager, endpointId: string, limit: number, leaseSeconds: number): Promise<ClaimedWebhookMessage[]> {
-    const rows = await queryRows<{ id: string; body: string; attempt_count: number }>(
+    const rows = await queryRows<{ id: string; body: string; attempt_count: number; endpoint_version: string }>(
       em,
       `update webhook_messages m set next_attempt_at = now() + make_interval(secs => ?)
        from (
@@ -83,12 +85,12 @@ export const webhookMessageRepository = {
          order by next_attempt_at
          limit ?
          for update skip locked
-       ) due
-       where m.id = due.id
-       returning m.id, m.payload::text as body, m.attempt_count`,
+       ) due, webhook_endpoints e
+       where m.id = due.id and e.id = m.endpoint_id
+       returning m.id, m.payload::text as body, m.attempt_count, e.updated_at::text as endpoint_version`,
       [leaseSeconds, endpointId, endpointId, limit],
     );
-    return rows.map((r) => ({ id: r.id, body: r.body, attemptCount: r.attempt_count }));
+    return rows.map((r) => ({ id: r.id, body: r.body, attemptCount: r.attempt_count, endpointVersion: r.endpoint_version }));
   },
 
   /**

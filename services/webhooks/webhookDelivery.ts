@@ -114,6 +114,11 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
 
       const free = cap - inFlight.size;
       const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
+      // Changed since it was read (a rotated secret, a new url): read it again before sending.
+      if (claimed.some((message) => message.endpointVersion !== endpoint?.version)) {
+        await refresh();
+        if (stoppedBy !== null) break;
+      }
       for (const message of claimed) {
         const attempt = deliverOne(deps, em, endpoint!, secrets, message).then(
           (outcome) => {
