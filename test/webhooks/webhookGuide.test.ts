@@ -5,10 +5,12 @@ import { accountWithProject } from '../support/accounts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
 import { eventually } from '../support/eventually';
 import { createEndpoint } from '../support/webhookEndpoints';
+import { VERIFY_SNIPPETS } from '../../web/src/developers/webhookSnippets';
 
 /**
  * docs/guides/webhooks.md's two verification snippets, run as written against a message Mailroom
- * really sent: they accept it, and refuse it altered, under another secret, or too old.
+ * really sent: they accept it, and refuse it altered, under another secret, or too old. The
+ * dashboard's Webhooks page shows the same two, and must keep showing the guide's code.
  */
 let stack: TestStack;
 let receiver: WebhookReceiver;
@@ -72,4 +74,10 @@ it('the snippets verify a real message and refuse a forged one', async () => {
   expect(verifyWebhook(old, raw, endpoint.secret)).toBe(false);
   expect(() => receiveWith(endpoint.secret)(raw, old)).toThrow();
   expect(verifyWebhook({}, raw, endpoint.secret)).toBe(false);
+});
+
+it("the dashboard's Webhooks page shows the guide's very code", () => {
+  const shown = VERIFY_SNIPPETS.map((snippet) => snippet.code);
+  expect(shown.some((code) => code.includes(handWritten.trim()))).toBe(true);
+  expect(shown.some((code) => code.includes(withPackage.trim()))).toBe(true);
 });
