@@ -18,16 +18,16 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { startBenchStack, printFigures, servicesFrom } from './support/benchStack';
+import { startBenchStack, printFigures, servicesFrom, type BenchStack } from './support/benchStack';
 import { startSmtpSink } from './support/smtpSink';
 import { printProfileStages } from './support/cpuProfileStages';
 import { printAllocationStages } from './support/allocationStages';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { HttpClient } from '../test/support/http';
-import { accountWithProject } from '../test/support/accounts';
+import { accountWithProject, type TestProject } from '../test/support/accounts';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { spawnService } from '../test/support/processes';
-import { createOrm } from '../db/orm';
+import { createOrm, type Orm } from '../db/orm';
 
 function rssMb(pid: number): number {
   try {
@@ -38,9 +38,28 @@ function rssMb(pid: number): number {
   }
 }
 
-async function main() {
-  const contacts = Number(process.argv[2] ?? 20_000);
-  const extraWorkers = Math.max(0, Number(process.argv[3] ?? 1) - 1);
+/** What a campaign run gives the bench that runs it (bench/webhooks.ts compares two). */
+export interface CampaignRun {
+  received: number;
+  /** Epoch milliseconds of the send call and of the last mail at the sink. */
+  startedAt: number;
+  lastAt: number;
+  /** Send call → last mail. */
+  mailsPerSecond: number;
+}
+
+export interface CampaignRunOptions {
+  /** More settings for the API and worker. */
+  env?: Record<string, string>;
+  /** Runs after the campaign is created, before the send call (and the measured span). */
+  beforeSend?: (ctx: { http: HttpClient; project: TestProject; stack: BenchStack; orm: Orm }) => Promise<void>;
+  /** Runs after the figures are printed, while the stack still runs. */
+  afterSend?: (run: CampaignRun) => Promise<void>;
+}
+
+/** One campaign to `contacts` contacts on a fresh stack, its figures printed. */
+export async function runCampaignBench(contacts: number, workers = 1, options: CampaignRunOptions = {}): Promise<CampaignRun> {
+  const extraWorkers = Math.max(0, workers - 1);
   const profileDir = process.env.BENCH_PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-campaign-profile-')) : null;
   if (profileDir)
     process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --cpu-prof --cpu-prof-dir=${profileDir}`;
@@ -51,7 +70,7 @@ async function main() {
   }
   const dns = await startTestDnsServer();
   const sink = await startSmtpSink();
-  const stack = await startBenchStack({ worker: true, env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
+  const stack = await startBenchStack({ worker: true, env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...options.env } });
   const more = [];
   for (let i = 0; i < extraWorkers; i++) {
     const w = spawnService(
@@ -65,6 +84,7 @@ async function main() {
   const orm = await createOrm(stack.databaseUrl);
   let span: { from: number; to: number } | null = null;
   let sentCount = 0;
+  let run: CampaignRun | null = null;
   try {
     const http = new HttpClient(stack.apiUrl);
     const { project } = await accountWithProject(http);
@@ -96,6 +116,7 @@ async function main() {
       { key: project.secretKey },
     );
     const campaignId = created.body.data.id;
+    await options.beforeSend?.({ http, project, stack, orm });
     const pids = [stack.pids.worker!, ...more.map((w) => w.process.pid!)];
     const rssAtStart = pids.map(rssMb);
     // Mail sent before the campaign (the account's own) is not the campaign's.
@@ -172,6 +193,8 @@ async function main() {
       // From the send call to the poll that saw the last mail (within 250 ms of it).
       ...cpuPerUnit(cpuAtSend, cpuAtEnd, received),
     });
+    run = { received, startedAt, lastAt: counts.lastAt, mailsPerSecond: received / toLast };
+    await options.afterSend?.(run);
   } finally {
     for (const w of more) {
       w.kill('SIGTERM');
@@ -193,9 +216,13 @@ async function main() {
       fs.rmSync(`${allocationProfile}.started`, { force: true });
     }
   }
+  return run;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Imported by bench/webhooks.ts, which runs its own campaigns.
+if (require.main === module) {
+  runCampaignBench(Number(process.argv[2] ?? 20_000), Number(process.argv[3] ?? 1)).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
