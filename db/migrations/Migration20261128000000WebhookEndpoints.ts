@@ -12,8 +12,8 @@ import { Migration } from '@mikro-orm/migrations';
  * deleted. A project without an enabled endpoint pays one index probe per statement.
  *
  * Delivery state lives here, not in Temporal history: `next_attempt_at` is when a PENDING message is
- * due (pushed forward by a lease while an attempt is under way, so a killed worker's attempts come
- * due again). Each insert notifies `mailroom_webhook_due` with `<endpoint id>:<project id>`, which the
+ * due, and `leased_until` holds it while an attempt is under way (a killed worker's attempts come
+ * due again when it passes). Each insert notifies `mailroom_webhook_due` with `<endpoint id>:<project id>`, which the
  * worker listens to to wake the endpoint's delivery workflow (services/webhooks/webhookWakeups.ts).
  */
 export class Migration20261128000000WebhookEndpoints extends Migration {
@@ -53,11 +53,15 @@ export class Migration20261128000000WebhookEndpoints extends Migration {
         -- [{ at, statusCode, durationMs, error }], oldest first.
         attempts jsonb not null default '[]'::jsonb,
         next_attempt_at timestamptz,
+        -- While an attempt runs: when it is given up for lost (a killed worker) and the message due again.
+        -- In no index, so a claim is a HOT update (fillfactor leaves room on each page for it).
+        leased_until timestamptz,
         created_at timestamptz not null default now()
-      );
+      ) with (fillfactor = 80);
       create index webhook_messages_due_index on webhook_messages (endpoint_id, next_attempt_at) where status = 'PENDING';
       create index webhook_messages_endpoint_created_index on webhook_messages (endpoint_id, created_at desc, id desc);
-      create index webhook_messages_created_index on webhook_messages (created_at);
+      -- Retention only (oldest first, hourly): rows are inserted in time order, so a block range index does.
+      create index webhook_messages_created_index on webhook_messages using brin (created_at);
 
       -- An event name matches a pattern when the pattern is '*', the name itself, or a prefix ending in '.*'.
       create function mailroom_webhook_pattern_matches(patterns text[], name text) returns boolean

@@ -202,24 +202,25 @@ export const webhookEndpointRepository = {
   },
 
   /**
-   * After a failed attempt: the failure clock starts if it was not running, and an endpoint whose
-   * attempts have all failed for `disableAfterHours` is disabled. Returns whether it is disabled now.
+   * After failed attempts: the failure clock starts if it was not running, and an endpoint whose
+   * attempts have all failed for `disableAfterHours` is disabled. Written only when the clock starts
+   * or the endpoint is disabled, so a failing endpoint costs no write per attempt. Returns whether
+   * it is disabled now, and since when it fails.
    */
-  async recordFailure(em: EntityManager, id: string, disableAfterHours: number): Promise<{ disabled: boolean }> {
-    const [row] = await queryRows<{ enabled: boolean }>(
+  async recordFailure(em: EntityManager, id: string, disableAfterHours: number): Promise<{ disabled: boolean; failingSince: Date | null }> {
+    const seconds = disableAfterHours * 3600;
+    const [row] = await queryRows<{ enabled: boolean; failing_since: TimestampText }>(
       em,
       `update webhook_endpoints set
          failing_since = coalesce(failing_since, now()),
-         enabled = enabled and not coalesce(failing_since <= now() - make_interval(secs => ?), false),
-         disabled_reason = case
-           when enabled and coalesce(failing_since <= now() - make_interval(secs => ?), false)
-           then 'Every attempt failed for ' || ? || ' hours' else disabled_reason end,
-         -- Changed only when it is disabled: the failure clock is no change a deliverer must re-read.
-         updated_at = case when enabled and coalesce(failing_since <= now() - make_interval(secs => ?), false) then now() else updated_at end
-       where id = ? returning enabled`,
-      [disableAfterHours * 3600, disableAfterHours * 3600, String(disableAfterHours), disableAfterHours * 3600, id],
+         enabled = failing_since is null,
+         disabled_reason = case when failing_since is null then disabled_reason else 'Every attempt failed for ' || ? || ' hours' end,
+         updated_at = case when failing_since is null then updated_at else now() end
+       where id = ? and enabled and (failing_since is null or failing_since <= now() - make_interval(secs => ?))
+       returning enabled, failing_since`,
+      [String(disableAfterHours), id, seconds],
     );
-    return { disabled: !row || !row.enabled };
+    return row ? { disabled: !row.enabled, failingSince: new Date(row.failing_since) } : { disabled: false, failingSince: null };
   },
 
   /** 410 Gone: the receiver says the endpoint no longer exists. */
@@ -233,7 +234,9 @@ export const webhookEndpointRepository = {
       em,
       `select e.id, e.project_id from webhook_endpoints e
        where e.enabled and exists (
-         select 1 from webhook_messages m where m.endpoint_id = e.id and m.status = 'PENDING' and m.next_attempt_at <= now()
+         select 1 from webhook_messages m
+         where m.endpoint_id = e.id and m.status = 'PENDING' and m.next_attempt_at <= now()
+           and (m.leased_until is null or m.leased_until <= now())
        )
        limit ?`,
       [limit],

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
@@ -73,24 +72,39 @@ export function signingSecrets(config: Config, endpoint: WebhookEndpointRow, now
   return secrets;
 }
 
+/** An attempt that ended, waiting to be recorded with the others that ended meanwhile. */
+interface FinishedAttempt {
+  messageId: string;
+  attempt: WebhookAttempt;
+  /** Null for a success; otherwise seconds until the next attempt, or null when none is left. */
+  retryAfterSeconds: number | null;
+  succeeded: boolean;
+}
+
 /**
  * One run of an endpoint's delivery (contract 18): claims the due messages, at most
  * WEBHOOK_ENDPOINT_CONCURRENCY in flight, sends each signed the Standard Webhooks way, and records
  * every attempt: a 2xx succeeds; anything else is retried after WEBHOOK_RETRY_DELAYS_SECONDS, and
  * FAILED when none is left; 410 Gone disables the endpoint, as do WEBHOOK_DISABLE_AFTER_HOURS of
- * nothing but failures. Each claim is a lease (next_attempt_at moved ahead), so an attempt cut
- * short by a killed worker is made again once the lease ends: at least once, never lost.
+ * nothing but failures. Each claim is a lease (`leased_until`), so an attempt cut short by a killed
+ * worker is made again once the lease ends: at least once, never lost.
+ *
+ * The database work is batched: the attempts that ended are recorded in one statement, and slots
+ * are refilled in one claim once half of them are free (or none is busy), so a busy endpoint costs
+ * a fraction of a round trip per message rather than two.
  */
 export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: string): Promise<DeliveryRunResult> {
   const { config, orm } = deps;
   const em = orm.em.fork();
   const cap = config.webhooks.endpointConcurrency;
+  const refillAt = Math.max(1, Math.ceil(cap / 2));
   const startedAt = Date.now();
   const local = deps.register(endpointId);
   // A cancellation (the endpoint deleted or disabled, the worker stopping) ends any wait at once.
   const onCancel = () => local.poke();
   deps.cancelled.addEventListener('abort', onCancel);
   const inFlight = new Set<Promise<void>>();
+  const finished: FinishedAttempt[] = [];
   let endpoint: WebhookEndpointRow | null = null;
   let secrets: string[] = [];
   let refreshedAt = 0;
@@ -105,26 +119,54 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
     else secrets = signingSecrets(config, endpoint);
   };
 
+  /** Records what ended since the last time, and the endpoint's health from it. */
+  const flush = async () => {
+    if (!finished.length) return;
+    const batch = finished.splice(0, finished.length);
+    await webhookMessageRepository.recordAttempts(em, batch);
+    const current = endpoint;
+    if (!current) return;
+    if (batch.some((f) => f.attempt.statusCode === 410)) {
+      await webhookEndpointRepository.disable(em, current.id, 'The endpoint answered 410 Gone');
+      stoppedBy = 'disabled';
+      return;
+    }
+    const last = batch.at(-1)!;
+    if (last.succeeded) {
+      if (current.failingSince) {
+        await webhookEndpointRepository.recordSuccess(em, current.id);
+        current.failingSince = null;
+      }
+    } else if (batch.some((f) => f.succeeded)) {
+      // Mixed: it answers, so the failure clock stops.
+      if (current.failingSince) await webhookEndpointRepository.recordSuccess(em, current.id);
+      current.failingSince = null;
+    } else {
+      const { disabled, failingSince } = await webhookEndpointRepository.recordFailure(em, current.id, config.webhooks.disableAfterHours);
+      if (disabled) stoppedBy = 'disabled';
+      current.failingSince = failingSince ?? current.failingSince ?? new Date();
+    }
+  };
+
   try {
     while (!deps.cancelled.aborted && stoppedBy === null) {
       deps.heartbeat();
+      await flush();
       if (Date.now() - refreshedAt >= ENDPOINT_REFRESH_MS) await refresh();
       if (stoppedBy !== null) break;
-      if (Date.now() - startedAt >= RUN_FOR_MS) return await settle(inFlight, { state: 'busy' });
+      if (Date.now() - startedAt >= RUN_FOR_MS) break;
 
       const free = cap - inFlight.size;
-      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
+      const claimed = free >= refillAt || (free > 0 && inFlight.size === 0) ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
       // Changed since it was read (a rotated secret, a new url): read it again before sending.
       if (claimed.some((message) => message.endpointVersion !== endpoint?.version)) {
         await refresh();
         if (stoppedBy !== null) break;
       }
       for (const message of claimed) {
-        const attempt = deliverOne(deps, em, endpoint!, secrets, message).then(
-          (outcome) => {
-            if (outcome === 'disabled') stoppedBy = 'disabled';
-          },
-          (err) => deps.logger.error({ err, endpointId, messageId: message.id }, 'webhook attempt could not be recorded'),
+        const attempt = attemptOne(deps, endpoint!, secrets, message).then(
+          (outcome) => void finished.push(outcome),
+          (err) => deps.logger.error({ err, endpointId, messageId: message.id }, 'webhook attempt failed unexpectedly; its lease makes it due again'),
         );
         const tracked = attempt.finally(() => {
           inFlight.delete(tracked);
@@ -136,11 +178,11 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
 
       if (inFlight.size > 0) {
         idleSince = null;
-        // An attempt finishing (a free slot) or news of the endpoint ends the wait.
+        // An attempt finishing or news of the endpoint ends the wait.
         await local.wait(5000);
         continue;
       }
-      if (claimed.length) continue;
+      if (claimed.length || finished.length) continue;
       idleSince ??= Date.now();
       const next = await webhookMessageRepository.nextDueAt(em, endpointId);
       const dueInMs = next ? next.getTime() - Date.now() : Infinity;
@@ -156,28 +198,19 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
       // Due but not claimable (another run's lease, the endpoint just disabled): look again shortly.
       await local.wait(dueInMs > 0 ? Math.min(dueInMs, lingerLeft, 5000) : 200);
     }
+    // The attempts under way end (each is bounded by its timeout) and are recorded before the run returns.
+    await Promise.all([...inFlight]);
+    await flush();
     const stopped: 'deleted' | 'disabled' | null = stoppedBy;
-    return await settle(inFlight, stopped === 'deleted' ? { state: 'deleted' } : stopped === 'disabled' ? { state: 'disabled' } : { state: 'busy' });
+    return stopped === 'deleted' ? { state: 'deleted' } : stopped === 'disabled' ? { state: 'disabled' } : { state: 'busy' };
   } finally {
     deps.cancelled.removeEventListener('abort', onCancel);
     local.close();
   }
 }
 
-/** Lets the attempts under way finish (each is bounded by its timeout) before the run returns. */
-async function settle(inFlight: Set<Promise<void>>, result: DeliveryRunResult): Promise<DeliveryRunResult> {
-  await Promise.all([...inFlight]);
-  return result;
-}
-
-/** One attempt of one message, recorded. 'disabled' when it disabled the endpoint (410, or failing too long). */
-async function deliverOne(
-  deps: DeliveryRunDeps,
-  em: EntityManager,
-  endpoint: WebhookEndpointRow,
-  secrets: string[],
-  message: ClaimedWebhookMessage,
-): Promise<'ok' | 'failed' | 'disabled'> {
+/** One attempt of one message; its outcome is recorded by the run with the others that ended meanwhile. */
+async function attemptOne(deps: DeliveryRunDeps, endpoint: WebhookEndpointRow, secrets: string[], message: ClaimedWebhookMessage): Promise<FinishedAttempt> {
   const { config } = deps;
   const at = new Date();
   const timestamp = Math.floor(at.getTime() / 1000);
@@ -208,18 +241,8 @@ async function deliverOne(
     error = err.message;
   }
   const attempt: WebhookAttempt = { at: at.toISOString(), statusCode, durationMs: Math.round(durationMs), error };
-  if (error === null) {
-    await webhookMessageRepository.recordAttempt(em, message.id, attempt, { succeeded: true });
-    if (endpoint.failingSince) await webhookEndpointRepository.recordSuccess(em, endpoint.id);
-    return 'ok';
-  }
+  if (error === null) return { messageId: message.id, attempt, succeeded: true, retryAfterSeconds: null };
   const delays = config.webhooks.retryDelaysSeconds;
   const retryAfterSeconds = message.attemptCount < delays.length ? delays[message.attemptCount] : null;
-  await webhookMessageRepository.recordAttempt(em, message.id, attempt, { succeeded: false, retryAfterSeconds });
-  if (statusCode === 410) {
-    await webhookEndpointRepository.disable(em, endpoint.id, 'The endpoint answered 410 Gone');
-    return 'disabled';
-  }
-  const { disabled } = await webhookEndpointRepository.recordFailure(em, endpoint.id, config.webhooks.disableAfterHours);
-  return disabled ? 'disabled' : 'failed';
+  return { messageId: message.id, attempt, succeeded: false, retryAfterSeconds };
 }

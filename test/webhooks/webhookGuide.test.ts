@@ -5,7 +5,6 @@ import { accountWithProject } from '../support/accounts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver';
 import { eventually } from '../support/eventually';
 import { createEndpoint } from '../support/webhookEndpoints';
-import { VERIFY_SNIPPETS } from '../../web/src/developers/webhookSnippets';
 
 /**
  * docs/guides/webhooks.md's two verification snippets, run as written against a message Mailroom
@@ -77,7 +76,11 @@ it('the snippets verify a real message and refuse a forged one', async () => {
 });
 
 it("the dashboard's Webhooks page shows the guide's very code", () => {
-  const shown = VERIFY_SNIPPETS.map((snippet) => snippet.code);
-  expect(shown.some((code) => code.includes(handWritten.trim()))).toBe(true);
-  expect(shown.some((code) => code.includes(withPackage.trim()))).toBe(true);
+  // Read as text (web/ is type-checked for the browser): the snippets are template literals there.
+  const page = fs
+    .readFileSync(path.join(__dirname, '../../web/src/developers/webhookSnippets.ts'), 'utf8')
+    .replace(/\\`/g, '`')
+    .replace(/\\\$\{/g, '${');
+  expect(page).toContain(handWritten.trim());
+  expect(page).toContain(withPackage.trim());
 });
