@@ -20,6 +20,9 @@ export const projectDataTables = [
   'idempotency_keys',
   'rate_limit_seconds',
   'outbox_messages',
+  // Outbound webhook messages record what happened to the wiped events: they go with them, pending
+  // ones included (nothing is pushed for data the owner chose to wipe).
+  'webhook_messages',
   // The analytics rollups count what the wiped rows did: a reset starts the dashboards over too.
   'analytics_email_hourly',
   'analytics_email_daily',
@@ -50,6 +53,8 @@ export const projectTablesKeptOnReset = [
   // The request log (GET /requests) is a record of how the project's keys were used, not its
   // data: it stays, and goes by its own retention (REQUEST_LOG_RETENTION_DAYS).
   'api_requests',
+  // Webhook endpoints are set-up, like domains: a reset keeps them (their messages go, above).
+  'webhook_endpoints',
 ] as const;
 
 export const projectDataRepository = {

@@ -16,6 +16,8 @@ const LEASE_SECONDS = 30;
 const RUN_FOR_MS = 4 * 60_000;
 /** With nothing due, a run waits this long for news before it hands back to the workflow's timer. */
 const LINGER_MS = 10_000;
+/** How long a run waits for more attempts to end before refilling a few free slots. */
+const GATHER_MS = 5;
 /** A changed url, secret or state is picked up within this long. */
 const ENDPOINT_REFRESH_MS = 1000;
 
@@ -89,9 +91,9 @@ interface FinishedAttempt {
  * nothing but failures. Each claim is a lease (`leased_until`), so an attempt cut short by a killed
  * worker is made again once the lease ends: at least once, never lost.
  *
- * The database work is batched: the attempts that ended are recorded in one statement, and slots
- * are refilled in one claim once half of them are free (or none is busy), so a busy endpoint costs
- * a fraction of a round trip per message rather than two.
+ * The database work is batched: the attempts that ended are recorded in one statement, and free
+ * slots are refilled in one claim (after a few milliseconds' wait while fewer than half are free),
+ * so a busy endpoint costs a fraction of a round trip per message rather than two.
  */
 export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: string): Promise<DeliveryRunResult> {
   const { config, orm } = deps;
@@ -110,6 +112,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   let refreshedAt = 0;
   let stoppedBy: 'deleted' | 'disabled' | null = null;
   let idleSince: number | null = null;
+  let gathered = false;
 
   const refresh = async () => {
     endpoint = await webhookEndpointRepository.findById(em, endpointId);
@@ -156,8 +159,16 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
       if (stoppedBy !== null) break;
       if (Date.now() - startedAt >= RUN_FOR_MS) break;
 
+      // A few slots free while others are busy: a moment more gathers the attempts about to end, so
+      // one claim refills several slots (a fast receiver's answers come back a millisecond apart).
+      if (cap - inFlight.size < refillAt && inFlight.size > 0 && !gathered) {
+        gathered = true;
+        await local.wait(GATHER_MS);
+        continue;
+      }
+      gathered = false;
       const free = cap - inFlight.size;
-      const claimed = free >= refillAt || (free > 0 && inFlight.size === 0) ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
+      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
       // Changed since it was read (a rotated secret, a new url): read it again before sending.
       if (claimed.some((message) => message.endpointVersion !== endpoint?.version)) {
         await refresh();

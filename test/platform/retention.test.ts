@@ -269,6 +269,7 @@ describe('the hourly cleanup', () => {
       executionSteps: 150,
       inboundContent: 0,
       requestLog: 0,
+      webhookMessages: 0,
     });
     expect(result.unfinished).toEqual([]);
     expect(stack.logs.filter((l) => l.event === 'retention.applied').map((l) => l.kind)).toEqual(
@@ -307,6 +308,7 @@ describe('the hourly cleanup', () => {
       executionSteps: 0,
       inboundContent: 0,
       requestLog: 0,
+      webhookMessages: 0,
     });
   });
 

@@ -6,6 +6,7 @@ import { eventually } from '../support/eventually';
 import { createEndpoint, signedWith, type TestEndpoint } from '../support/webhookEndpoints';
 import { webhookDeliveryWorkflowId } from '../../temporal/webhookDeliveryStart';
 import { listRuns } from '../support/temporalRuns';
+import { applyRetention } from '../../services/retention/retentionPass';
 
 /**
  * Outbound webhooks (contract 18) over real HTTP: what a receiver gets, signatures, retries with
@@ -375,5 +376,26 @@ describe('an attempt that ends badly ends in bounded time, recorded as failed wi
     const attempt = await firstAttempt(project, endpoint);
     expect(attempt.statusCode).toBe(500);
     expect(attempt.durationMs).toBeLessThan(15_000);
+  });
+});
+
+describe('the message log', () => {
+  it('keeps messages and their attempts 30 days', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const path = freshPath();
+    const endpoint = await createEndpoint(stack, project, receiver.url + path, ['*']);
+    await track(project, 'kept.event');
+    await arrived(path, 1);
+    const em = stack.orm.em.fork();
+    await em.execute(
+      `insert into webhook_messages (endpoint_id, project_id, event_type, payload, status, created_at)
+       select ?, ?, 'aged.' || d, '{}'::jsonb, 'SUCCEEDED', now() - make_interval(days => d) from unnest(array[29, 31, 45]) as d`,
+      [endpoint.id, project.id],
+    );
+    const logger = { info: () => undefined, warn: () => undefined };
+    const result = await applyRetention({ orm: stack.orm, settings: stack.config.retention, logger }, 'webhookMessages');
+    expect(result).toEqual({ kind: 'webhookMessages', removed: 2, finished: true });
+    const left = await messagesOf(project, endpoint);
+    expect(left.map((m) => m.eventType).sort()).toEqual(['aged.29', 'kept.event']);
   });
 });
