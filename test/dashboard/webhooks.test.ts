@@ -5,7 +5,7 @@ import { accountWithProject, type TestAccount, type TestProject } from '../suppo
 import { startWebhookReceiver, type ReceivedRequest, type ReceiverHandler, type WebhookReceiver } from '../support/webhookReceiver';
 import { signedWith } from '../support/webhookEndpoints';
 import { eventually } from '../support/eventually';
-import { ensureDashboardBuilt, screenshotPath, expectAccessible } from '../support/dashboard';
+import { ensureDashboardBuilt, screenshotPath, expectAccessible, overflowing } from '../support/dashboard';
 
 // Issue 38, contracts 18 and 21: the Webhooks pages under Developers in Chromium, against the real
 // stack (worker included: it delivers) and a real receiver. An endpoint made through the form (its
@@ -51,30 +51,6 @@ async function signedIn(width: number): Promise<{ context: BrowserContext; page:
   const [name, value] = account.cookie.split('=');
   await context.addCookies([{ name, value, url: stack.api.url, httpOnly: true, sameSite: 'Lax' }]);
   return { context, page: await context.newPage() };
-}
-
-/** The elements sticking out past the right edge of the page (as developers.test.ts checks); scrolling boxes may hold wider content. */
-async function overflowing(page: Page): Promise<string[]> {
-  return page.evaluate<string[]>(`(() => {
-    const width = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth <= width) return [];
-    const found = [];
-    for (const element of document.querySelectorAll('body *')) {
-      if (element.getBoundingClientRect().right <= width + 0.5) continue;
-      let inside = element.parentElement;
-      let clipped = false;
-      const escapes = getComputedStyle(element).position === 'absolute';
-      while (inside) {
-        const style = getComputedStyle(inside);
-        if (!escapes && ['auto', 'scroll', 'hidden'].includes(style.overflowX)) clipped = true;
-        if (found.includes(inside)) clipped = true;
-        inside = inside.parentElement;
-      }
-      if (!clipped) found.push(element);
-    }
-    if (!found.length) found.push('the page is ' + document.documentElement.scrollWidth + ' px wide');
-    return found.slice(0, 8).map((element) => typeof element === 'string' ? element : element.tagName.toLowerCase() + (element.className ? '.' + String(element.className).split(' ').join('.') : '') + ' ' + Math.round(element.getBoundingClientRect().right));
-  })()`);
 }
 
 /** The requests the receiver got at `path`, once there are at least `count`. */
