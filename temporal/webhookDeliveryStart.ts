@@ -1,12 +1,12 @@
 /**
  * How an endpoint's delivery workflow is named, woken and cancelled (contract 18): one workflow per
- * endpoint, `webhook-endpoint-<id>`, on the webhook task queue, found in the Temporal UI by ProjectId.
+ * endpoint, `webhook-endpoint-<id>`, on the main task queue (its activity on the webhook one),
+ * found in the Temporal UI by ProjectId.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { webhookDeliveryWorkflow } from '../workflows/webhookDeliveryWorkflow';
 import type { TemporalHandle } from './client';
 import { ProjectIdSearchAttribute } from './searchAttributes';
-import { webhookTaskQueue } from './taskQueues';
 
 export function webhookDeliveryWorkflowId(endpointId: string): string {
   return `webhook-endpoint-${endpointId}`;
@@ -20,7 +20,7 @@ export function webhookDeliveryWorkflowId(endpointId: string): string {
 export async function wakeWebhookDelivery(client: Client, taskQueue: string, endpoint: { endpointId: string; projectId: string }): Promise<void> {
   await client.workflow.signalWithStart<typeof webhookDeliveryWorkflow, []>('webhookDeliveryWorkflow', {
     workflowId: webhookDeliveryWorkflowId(endpoint.endpointId),
-    taskQueue: webhookTaskQueue(taskQueue),
+    taskQueue,
     args: [{ endpointId: endpoint.endpointId, projectId: endpoint.projectId }],
     signal: 'wake',
     signalArgs: [],

@@ -30,8 +30,9 @@ export interface MailroomWorkers {
  * activity-only worker on the import task queue that runs at most IMPORT_CONCURRENCY CSV imports
  * at once, so memory and database load stay bounded however many are queued; and the delivery
  * worker on the delivery task queue, whose own slots keep transactional mail moving whatever
- * the main queue is busy with; and the webhook worker, whose slots (WEBHOOK_DELIVERY_SLOTS) are
- * held by endpoints' delivery runs, so a slow receiver never takes a slot mail needs. Run them all.
+ * the main queue is busy with; and the webhook worker, an activity-only worker whose slots
+ * (WEBHOOK_DELIVERY_SLOTS) are held by endpoints' delivery runs, so a slow receiver never takes a
+ * slot mail needs. Run them all.
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<MailroomWorkers> {
   const { config } = options;
@@ -101,12 +102,10 @@ async function createWorkers(options: CreateWorkerOptions, connection: NativeCon
     connection,
     namespace: config.temporalNamespace,
     taskQueue: webhookTaskQueue(config.temporalTaskQueue),
-    workflowBundle: bundle,
+    // Activities only (the workflows run on the main queue): no second copy of the workflow bundle.
     activities: { deliverDueWebhookMessages: activities.deliverDueWebhookMessages.bind(activities) },
     interceptors: { activity: [activityFailureLogging(options.logger)] },
     maxConcurrentActivityTaskExecutions: config.webhooks.deliverySlots,
-    maxConcurrentWorkflowTaskExecutions: 10,
-    maxCachedWorkflows: 500,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
   return {
