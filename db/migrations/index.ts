@@ -27,6 +27,7 @@ import { Migration20261126010000ProviderReceipts } from './Migration202611260100
 import { Migration20261127200000SessionRateLimit } from './Migration20261127200000SessionRateLimit';
 import { Migration20261127210000RequestLog } from './Migration20261127210000RequestLog';
 import { Migration20261128000000WebhookEndpoints } from './Migration20261128000000WebhookEndpoints';
+import { Migration20261128010000TimeOrderedIds } from './Migration20261128010000TimeOrderedIds';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -59,4 +60,5 @@ export const migrationsList = [
   { name: 'Migration20261127200000SessionRateLimit', class: Migration20261127200000SessionRateLimit },
   { name: 'Migration20261127210000RequestLog', class: Migration20261127210000RequestLog },
   { name: 'Migration20261128000000WebhookEndpoints', class: Migration20261128000000WebhookEndpoints },
+  { name: 'Migration20261128010000TimeOrderedIds', class: Migration20261128010000TimeOrderedIds },
 ];

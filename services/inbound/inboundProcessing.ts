@@ -1,10 +1,10 @@
-import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Orm } from '../../db/orm';
 import type { EventTriggers } from '../events/eventTriggers';
 import type { DnsResolver } from '../../lib/dns/dnsResolver';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import type { InboundAuthResults } from '../../db/emails/emailRepository';
+import { newTimeOrderedId } from '../../lib/ids/timeOrderedId';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { inboundEmailRepository, type InboundEmailToRecord } from '../../db/emails/inboundEmailRepository';
 import { inboundMessageRepository, type InboundMessageRow } from '../../db/inbound/inboundMessageRepository';
@@ -151,7 +151,7 @@ async function recordCopies(services: InboundProcessingServices, projectId: stri
       if (recorded.has(`${copy.inboundMessageId} ${copy.toAddress.toLowerCase()}`)) continue;
       const fromAddress = copy.sender ?? '';
       const pastCap = room !== null && room.left-- <= 0;
-      const id = crypto.randomUUID();
+      const id = newTimeOrderedId();
       const contactId = copy.sender ? (contactOf.get(copy.sender) ?? null) : null;
       const eventData = pastCap || !copy.eventData ? null : copy.eventData({ emailId: id, from: fromAddress, to: copy.toAddress, auth: copy.auth });
       toRecord.push({

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { validationFailed } from '../../lib/errors';
+import { newTimeOrderedId } from '../../lib/ids/timeOrderedId';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { emailRepository } from '../../db/emails/emailRepository';
 import type { EmailSource } from '../../db/emails/emailKinds';
@@ -63,7 +64,7 @@ export async function sendTestCopy(
   }
 
   const contact = await contactRepository.findByEmail(em, projectId, address);
-  const emailId = crypto.randomUUID();
+  const emailId = newTimeOrderedId();
   const { email, rendered } = composeEmail(deps.config, {
     id: emailId,
     projectId,
