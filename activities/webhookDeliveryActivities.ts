@@ -3,7 +3,7 @@ import type { ActivityDeps } from './deps';
 import { runWebhookDelivery, type DeliveryRunResult } from '../services/webhooks/webhookDelivery';
 
 /** Outbound webhooks (contract 18): one delivery run of an endpoint. */
-export function createWebhookDeliveryActivities(deps: ActivityDeps) {
+export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config' | 'orm' | 'logger' | 'webhookWakeups'>) {
   return {
     async deliverDueWebhookMessages(input: { endpointId: string }): Promise<DeliveryRunResult> {
       const context = Context.current();

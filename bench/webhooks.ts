@@ -13,7 +13,7 @@
  *    same stack right after, with three `*` endpoints: one answering 200 at once, one 500, one only
  *    after 20 s (past the 15 s an attempt may take). Prints the healthy endpoint's delay from event
  *    (`data.event.createdAt`) to receipt, whether every message arrived once, /v1/track's latency
- *    both ways, the failing endpoints' attempts and pending messages, the worker's RSS every 5 s,
+ *    both ways, the failing endpoints' attempts and pending messages, the delivery worker's RSS every 5 s (the webhooks process),
  *    and the CPU of each process per event both ways and the difference per webhook message.
  * 2. Campaigns: bench:campaign's campaign (runCampaignBench) without an endpoint, then with an
  *    `email.*` endpoint at the healthy receiver, back to back, each on a fresh stack; the rates and
@@ -135,7 +135,7 @@ async function endpointStates(orm: Orm, ids: string[]): Promise<Map<string, Endp
 }
 
 /**
- * Samples once a second while a phase runs: the worker's RSS, and every 5 s a timeline line with
+ * Samples once a second while a phase runs: the delivery worker's RSS, and every 5 s a timeline line with
  * the healthy receiver's progress, its delay in those 5 s, the failing receivers' requests and the
  * endpoints' pending messages.
  */
@@ -148,10 +148,10 @@ function startTimeline(stack: BenchStack, receivers: Receivers, orm: Orm, endpoi
   let busy = false;
   const timer = setInterval(() => {
     tick++;
-    rss.push([Date.now(), rssMb(stack.pids.worker!)]);
+    rss.push([Date.now(), rssMb(stack.pids.webhooks ?? stack.pids.worker!)]);
     if (tick % 5 || busy) return;
     if (!endpoints) {
-      lines.push(`${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s  worker RSS ${rss[rss.length - 1][1]} MB`);
+      lines.push(`${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s  delivery worker RSS ${rss[rss.length - 1][1]} MB`);
       return;
     }
     busy = true;
@@ -164,7 +164,7 @@ function startTimeline(stack: BenchStack, receivers: Receivers, orm: Orm, endpoi
       const pending = `  pending ${(['ok', 'fail', 'slow'] as const).map((n) => states.get(endpoints[n])!.pending).join(' / ')}`;
       lines.push(
         `${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s  healthy ${String(ok.requests).padStart(6)} (+${Math.round((ok.requests - lastOk) / 5)}/s, p99 ${percentile(window, 0.99)} ms)` +
-          `  500: ${receivers.counts('fail').requests}  slow: ${receivers.counts('slow').requests}${pending}  worker RSS ${rss[rss.length - 1][1]} MB`,
+          `  500: ${receivers.counts('fail').requests}  slow: ${receivers.counts('slow').requests}${pending}  delivery worker RSS ${rss[rss.length - 1][1]} MB`,
       );
       lastOk = ok.requests;
     })().finally(() => (busy = false));
@@ -321,7 +321,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
     });
 
     await track(3); // warm-up: JIT, connection pool
-    const rssAtStart = rssMb(stack.pids.worker!);
+    const rssAtStart = rssMb(stack.pids.webhooks ?? stack.pids.worker!);
     console.log(`\nBaseline: ${rate} events/s for ${seconds} s, no endpoint`);
     const baseline = await measured(null);
     baseline.timeline.stop();
@@ -341,7 +341,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
     console.log(`\nWith three endpoints (200 at once, 500, ${slowMs / 1000} s): ${rate} events/s for ${seconds} s; every 5 s`);
     const loaded = await measured(endpoints);
     const atEnd = await endpointStates(orm, Object.values(endpoints));
-    const rssAtEnd = rssMb(stack.pids.worker!);
+    const rssAtEnd = rssMb(stack.pids.webhooks ?? stack.pids.worker!);
     const slowAtEnd = receivers.counts('slow');
     const failAtEnd = receivers.counts('fail');
 
@@ -397,7 +397,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
       'RSS at the start of the loaded run (MB)': rssDuring[0]?.[1] ?? 0,
       'RSS peak during the loaded run (MB)': Math.max(...rssDuring.map(([, v]) => v)),
       'RSS when the load ended (MB)': rssAtEnd,
-      'RSS after the drain (MB)': rssMb(stack.pids.worker!),
+      'RSS after the drain (MB)': rssMb(stack.pids.webhooks ?? stack.pids.worker!),
       'RSS trend during the loaded run': `${slopeMbPerMinute(rssDuring).toFixed(1)} MB/min`,
     });
     const rowWrites = (table: string) => {

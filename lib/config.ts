@@ -131,6 +131,8 @@ const envSchema = z.object({
   API_SHUTDOWN_NOTICE_MS: z.coerce.number().int().min(0).default(5000),
   IMPORT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  WORKER_ROLE: z.enum(['all', 'main', 'webhooks']).default('all'),
+  WEBHOOK_WORKER_NICE: z.coerce.number().int().min(0).max(19).default(19),
   MAIL_BUILD_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   CAMPAIGN_SMTP_CONNECTIONS: z.coerce.number().int().min(1).max(200).default(10),
   ATTACHMENTS_MAX_BYTES: z.coerce
@@ -264,6 +266,14 @@ export interface Config {
   importConcurrency: number;
   /** The worker process's CPU niceness (0–19): on shared cores the API's requests come first. */
   workerNice: number;
+  /**
+   * What a worker process runs: `all` (one process), `main` (everything but webhook delivery) or
+   * `webhooks` (webhook delivery only, at `webhookWorkerNice`). `npm start` runs a `main` and a
+   * `webhooks` process, so pushing webhooks takes the cores only when mail does not need them.
+   */
+  workerRole: 'all' | 'main' | 'webhooks';
+  /** The CPU niceness (0–19) of a `webhooks` worker process. */
+  webhookWorkerNice: number;
   /** Threads that build and DKIM-sign the worker's messages; 0 = on its main thread. */
   mailBuildThreads: number;
   /** SMTP connections the worker's campaign sending keeps open at most (transactional mail has its own 5). */
@@ -432,6 +442,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     importConcurrency: e.IMPORT_CONCURRENCY,
     workerNice: e.WORKER_NICE,
+    workerRole: e.WORKER_ROLE,
+    webhookWorkerNice: e.WEBHOOK_WORKER_NICE,
     mailBuildThreads: e.MAIL_BUILD_THREADS,
     campaignSmtpConnections: e.CAMPAIGN_SMTP_CONNECTIONS,
     attachmentsMaxBytes: e.ATTACHMENTS_MAX_BYTES,

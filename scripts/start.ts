@@ -92,10 +92,10 @@ const WORKER_NODE_ARGS = ['--max-old-space-size=384', '--max-semi-space-size=2']
  * they run compiled too (with less resident memory than under tsx: README, "Two commands"); the
  * tests start the launcher from its source, and the children then run from theirs through tsx.
  */
-function runChild(name: 'api' | 'worker', entry: 'api/main' | 'worker/main', env: NodeJS.ProcessEnv, onLine?: (line: string) => void): void {
+function runChild(name: 'api' | 'worker' | 'webhooks', entry: 'api/main' | 'worker/main', env: NodeJS.ProcessEnv, onLine?: (line: string) => void): void {
   const child = new SupervisedProcess({
     name,
-    args: [...(name === 'worker' ? WORKER_NODE_ARGS : []), ...moduleArgs(entry)],
+    args: [...(entry === 'worker/main' ? WORKER_NODE_ARGS : []), ...moduleArgs(entry)],
     cwd: process.cwd(),
     env,
     log,
@@ -251,7 +251,13 @@ async function runStartup(): Promise<void> {
     ...(temporalUi && !process.env.TEMPORAL_UI_URL ? { TEMPORAL_UI_URL: temporalUi } : {}),
   };
   runChild('api', 'api/main', env, apiReadiness());
-  runChild('worker', 'worker/main', env);
+  if (process.env.WORKER_ROLE === 'all') runChild('worker', 'worker/main', env);
+  else {
+    // Webhook delivery in a process of its own at WEBHOOK_WORKER_NICE: on shared cores, mail and
+    // the API come first (docs/benchmarks.md, "Outbound webhooks"). Its health port would clash.
+    runChild('worker', 'worker/main', { ...env, WORKER_ROLE: 'main' });
+    runChild('webhooks', 'worker/main', { ...env, WORKER_ROLE: 'webhooks', WORKER_HEALTH_PORT: undefined });
+  }
   log.info(
     { api: config.publicUrl, temporalUi: temporalUi ?? null, temporalAddress, namespace: config.temporalNamespace },
     `Mailroom is starting: API at ${config.publicUrl}` + (temporalUi ? `, Temporal UI at ${temporalUi}` : ''),

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
+import { createWebhookDeliveryActivities } from '../activities/webhookDeliveryActivities';
 import { activityFailureLogging } from './temporalLogging';
 import { deliveryTaskQueue, importTaskQueue, webhookTaskQueue } from '../temporal/taskQueues';
 import { createWebhookWakeups, type WebhookWakeups } from '../services/webhooks/webhookWakeups';
@@ -14,25 +15,26 @@ export interface CreateWorkerOptions extends ActivityDeps {
 }
 
 export interface MailroomWorkers {
+  /** The worker whose state the worker's /health reports: the main queue's, or the webhook one alone. */
   worker: Worker;
-  importWorker: Worker;
-  deliveryWorker: Worker;
-  webhookWorker: Worker;
-  /** All of the above: run them all. */
+  /** Every worker of this process: run them all. */
   all: Worker[];
   connection: NativeConnection;
-  /** Listening for due webhook messages: close after the workers have stopped. */
-  webhookWakeups: WebhookWakeups;
+  /** Where webhook delivery runs: listening for due messages. Close after the workers have stopped. */
+  webhookWakeups?: WebhookWakeups;
 }
 
 /**
- * The worker of the main task queue (every workflow and activity); the import worker, an
- * activity-only worker on the import task queue that runs at most IMPORT_CONCURRENCY CSV imports
- * at once, so memory and database load stay bounded however many are queued; and the delivery
- * worker on the delivery task queue, whose own slots keep transactional mail moving whatever
- * the main queue is busy with; and the webhook worker, an activity-only worker whose slots
- * (WEBHOOK_DELIVERY_SLOTS) are held by endpoints' delivery runs, so a slow receiver never takes a
- * slot mail needs. Run them all.
+ * The workers of a worker process, by WORKER_ROLE (`all` unless told):
+ * - the worker of the main task queue (every workflow and activity);
+ * - the import worker, an activity-only worker on the import task queue that runs at most
+ *   IMPORT_CONCURRENCY CSV imports at once, so memory and database load stay bounded however many
+ *   are queued;
+ * - the delivery worker on the delivery task queue, whose own slots keep transactional mail moving
+ *   whatever the main queue is busy with;
+ * - the webhook worker, an activity-only worker whose slots (WEBHOOK_DELIVERY_SLOTS) are held by
+ *   endpoints' delivery runs, so a slow receiver never takes a slot mail needs.
+ * `main` runs the first three, `webhooks` the last alone (createWebhookWorker), `all` every one.
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<MailroomWorkers> {
   const { config } = options;
@@ -48,13 +50,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Mailro
 
 async function createWorkers(options: CreateWorkerOptions, connection: NativeConnection, bundle: WorkflowBundleOption): Promise<MailroomWorkers> {
   const { config } = options;
-  const webhookWakeups = createWebhookWakeups({
-    orm: options.orm,
-    client: new Client({ connection, namespace: config.temporalNamespace }),
-    taskQueue: config.temporalTaskQueue,
-    logger: options.logger,
-  });
-  if (config.databaseUrl) webhookWakeups.listen(config.databaseUrl);
+  const withWebhooks = config.workerRole === 'all';
+  const webhookWakeups = withWebhooks ? createWebhookWakeupsOf(options, connection) : undefined;
   const activities = createActivities({ ...options, webhookWakeups });
   const worker = await Worker.create({
     connection,
@@ -98,7 +95,41 @@ async function createWorkers(options: CreateWorkerOptions, connection: NativeCon
     maxCachedWorkflows: 500,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  const webhookWorker = await Worker.create({
+  const all = [worker, importWorker, deliveryWorker];
+  if (webhookWakeups) all.push(await webhookWorkerOf(options, connection, webhookWakeups));
+  return { worker, all, connection, webhookWakeups };
+}
+
+/** What a `webhooks` worker process needs: no mail, no workflows. */
+export type WebhookWorkerOptions = Pick<ActivityDeps, 'config' | 'orm' | 'logger'> & { connection: NativeConnection };
+
+/**
+ * The webhook worker alone (WORKER_ROLE=webhooks): its process runs at WEBHOOK_WORKER_NICE, so on
+ * shared cores the sends, campaigns and the API come first and webhook delivery takes what is
+ * left (docs/benchmarks.md, "Outbound webhooks"). The delivery workflows stay on the main queue.
+ */
+export async function createWebhookWorker(options: WebhookWorkerOptions): Promise<MailroomWorkers> {
+  const webhookWakeups = createWebhookWakeupsOf(options, options.connection);
+  const worker = await webhookWorkerOf(options, options.connection, webhookWakeups);
+  return { worker, all: [worker], connection: options.connection, webhookWakeups };
+}
+
+function createWebhookWakeupsOf(options: Pick<ActivityDeps, 'config' | 'orm' | 'logger'>, connection: NativeConnection): WebhookWakeups {
+  const { config } = options;
+  const wakeups = createWebhookWakeups({
+    orm: options.orm,
+    client: new Client({ connection, namespace: config.temporalNamespace }),
+    taskQueue: config.temporalTaskQueue,
+    logger: options.logger,
+  });
+  if (config.databaseUrl) wakeups.listen(config.databaseUrl);
+  return wakeups;
+}
+
+function webhookWorkerOf(options: Pick<ActivityDeps, 'config' | 'orm' | 'logger'>, connection: NativeConnection, wakeups: WebhookWakeups): Promise<Worker> {
+  const { config } = options;
+  const activities = createWebhookDeliveryActivities({ ...options, webhookWakeups: wakeups });
+  return Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: webhookTaskQueue(config.temporalTaskQueue),
@@ -108,15 +139,6 @@ async function createWorkers(options: CreateWorkerOptions, connection: NativeCon
     maxConcurrentActivityTaskExecutions: config.webhooks.deliverySlots,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  return {
-    worker,
-    importWorker,
-    deliveryWorker,
-    webhookWorker,
-    all: [worker, importWorker, deliveryWorker, webhookWorker],
-    connection,
-    webhookWakeups,
-  };
 }
 
 export function describeConfig(config: Config) {

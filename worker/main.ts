@@ -1,6 +1,8 @@
 /**
  * The worker process: waits for Temporal (it may start first), checks the namespace and search
  * attributes, then runs Mailroom's workflows and activities until SIGINT/SIGTERM, then drains.
+ * WORKER_ROLE picks which: all of them, all but webhook delivery (`main`), or webhook delivery
+ * alone (`webhooks`, at the lower CPU priority WEBHOOK_WORKER_NICE); `npm start` runs the last two.
  */
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -10,7 +12,7 @@ import { lowerWorkerPriority } from './processPriority';
 import { createOrm } from '../db/orm';
 import { createMailTransport } from '../mail/mailTransport';
 import { createMessageBuilder } from '../mail/mime/messageBuildPool';
-import { createWorker, describeConfig } from './createWorker';
+import { createWebhookWorker, createWorker, describeConfig } from './createWorker';
 import { ensureSchedules } from './schedules';
 import { installTemporalRuntime } from './temporalLogging';
 import { createEventTriggers } from '../services/events/eventTriggers';
@@ -59,7 +61,8 @@ function removeLeftoverBundles(config: Config, logger: Logger): void {
 async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, name: 'worker' });
-  const nice = lowerWorkerPriority(config.workerNice, logger);
+  const webhooksOnly = config.workerRole === 'webhooks';
+  const nice = lowerWorkerPriority(webhooksOnly ? config.webhookWorkerNice : config.workerNice, logger);
   // The Runtime's default shutdown signals (SIGINT, SIGTERM) make every worker stop polling and
   // wait up to shutdownGraceTime for running activities.
   installTemporalRuntime(logger);
@@ -88,6 +91,20 @@ async function main() {
   }
 
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'), {}, logger);
+  if (webhooksOnly) {
+    // Webhook delivery alone: no mail, no workflows (WORKER_ROLE, worker/createWorker.ts).
+    const { worker, all: workers, webhookWakeups } = await createWebhookWorker({ config, orm, logger, connection });
+    health?.attach(worker, connection);
+    logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), role: config.workerRole, nice }, 'worker started');
+    await Promise.all(workers.map((w) => w.run()));
+    logger.info('worker stopped; closing connections');
+    await health?.close();
+    await webhookWakeups?.close();
+    await orm.close();
+    await connection.close();
+    flushLogger(logger);
+    return;
+  }
   // Messages are built and signed off the main thread, which schedules, queries and hands over.
   const messageBuilder = createMessageBuilder(config.mailBuildThreads);
   const mail = createMailTransport({ smtpUrl: config.smtpUrl, orm, logger, builder: messageBuilder });
@@ -105,11 +122,14 @@ async function main() {
   const { worker, all: workers, webhookWakeups } = await createWorker({ config, orm, mail, campaignMail, logger, connection, eventTriggers });
   health?.attach(worker, connection);
 
-  logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), mailTransport: mail.kind, nice }, 'worker started');
+  logger.info(
+    { ...describeConfig(config), ...describeTemporalConnection(connectionOptions), role: config.workerRole, mailTransport: mail.kind, nice },
+    'worker started',
+  );
   await Promise.all(workers.map((w) => w.run()));
   logger.info('worker stopped; closing connections');
   await health?.close();
-  await webhookWakeups.close();
+  await webhookWakeups?.close();
   await segmentUpdates.close();
   await executionTriggers.close();
   await mail.close();

@@ -7,6 +7,7 @@ import { runMigrations } from '../../db/migrate';
 import { startTemporalDevServer } from '../../launcher/temporalDevServer';
 import { findFreePort } from '../../lib/freePort';
 import { spawnService, spawnApi, type ChildService } from '../../test/support/processes';
+import { labelProcess } from './processCpu';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before node_modules exists), without types to import
 const { ensureTemporalBinary } = require('../../scripts/temporal-binary.cjs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script (it runs before the build), without types to import
@@ -29,8 +30,8 @@ export interface BenchStack {
   apiUrl: string;
   databaseUrl: string;
   env: Record<string, string>;
-  /** Process ids of the API and (when started) the worker, to sample their memory. */
-  pids: { api: number; worker?: number };
+  /** Process ids of the API and (when started) the worker and the webhook worker, to sample their memory. */
+  pids: { api: number; worker?: number; webhooks?: number };
   /** The API's JSON log lines so far (LOG_LEVEL info: one `request` line per request, with its durationMs and requestId). */
   apiLog: Array<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -86,16 +87,21 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
   };
   const children: ChildService[] = [];
   let worker: ChildService | undefined;
+  let webhooks: ChildService | undefined;
   if (options.worker) {
     // The worker runs with the heap cap `npm start` and docker-compose give it; BENCH_WORKER_NODE_ARGS
-    // ("" for none, or e.g. "--max-old-space-size=256") runs it with other V8 settings.
-    worker = spawnService(
-      'worker/main.ts',
-      { ...env, LOG_LEVEL: 'info' },
-      (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2').split(' ').filter(Boolean),
-      servicesFrom,
-    );
+    // ("" for none, or e.g. "--max-old-space-size=256") runs it with other V8 settings. As `npm start`
+    // does, webhook delivery runs in a process of its own (WORKER_ROLE), unless BENCH_WORKER_ROLE=all.
+    const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2').split(' ').filter(Boolean);
+    const split = process.env.BENCH_WORKER_ROLE !== 'all';
+    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info', WORKER_ROLE: split ? 'main' : 'all' }, nodeArgs, servicesFrom);
     children.push(worker);
+    if (split) {
+      webhooks = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info', WORKER_ROLE: 'webhooks' }, nodeArgs, servicesFrom);
+      children.push(webhooks);
+      labelProcess(webhooks.process.pid!, 'webhooks');
+      await webhooks.waitForLine((l) => l.msg === 'worker started', 120_000);
+    }
     await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
   }
   // BENCH_API_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", to profile the API under load.
@@ -105,7 +111,7 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     apiUrl: api.url,
     databaseUrl,
     env,
-    pids: { api: api.process.pid!, worker: worker?.process.pid },
+    pids: { api: api.process.pid!, worker: worker?.process.pid, webhooks: webhooks?.process.pid },
     apiLog: api.lines,
     async stop() {
       for (const child of children) {

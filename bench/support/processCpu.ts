@@ -8,7 +8,15 @@ import fs from 'node:fs';
 
 const TICKS_PER_SECOND = 100; // USER_HZ: 100 on every Linux this runs on
 
-type Kind = 'worker' | 'api' | 'postgres' | 'temporal' | 'sink' | 'bench' | 'browser' | 'other';
+type Kind = 'worker' | 'webhooks' | 'api' | 'postgres' | 'temporal' | 'sink' | 'bench' | 'browser' | 'other';
+
+/** Processes whose command line does not tell their kind (a `webhooks` worker runs worker/main too). */
+const labelled = new Map<string, Kind>();
+
+/** Counts the process as `kind` in every later snapshot. */
+export function labelProcess(pid: number, kind: Kind): void {
+  labelled.set(String(pid), kind);
+}
 
 function kindOf(commandLine: string): Kind {
   if (/postgres|postmaster/.test(commandLine)) return 'postgres';
@@ -41,7 +49,7 @@ export function cpuSnapshot(): CpuSnapshot {
     try {
       const seconds = processCpuMs(pid) / 1000;
       const commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      byPid.set(pid, { kind: kindOf(commandLine), seconds, command: commandLine.trim() });
+      byPid.set(pid, { kind: labelled.get(pid) ?? kindOf(commandLine), seconds, command: commandLine.trim() });
     } catch {
       // The process ended between the listing and the read.
     }

@@ -54,6 +54,35 @@ export interface WebhookRequest extends WebhookAddressPolicy {
   resolver: DnsResolver;
   /** A CA trusted besides the system's roots (receivers on a private PKI; tests). */
   extraCaCertificate?: string | Buffer;
+  /**
+   * Kept-alive connections to reuse (an endpoint's delivery run sends many requests to one
+   * receiver); without them each request opens and closes its own connection.
+   */
+  connections?: WebhookConnections;
+}
+
+/**
+ * A pool of kept-alive connections for one caller's requests. The pools are keyed by the address
+ * connected to, and that is always a checked IP literal (see sendOnce), so a reused connection
+ * goes where a check allowed, whatever DNS answers later.
+ */
+export interface WebhookConnections {
+  http: http.Agent;
+  https: https.Agent;
+  /** Closes every pooled connection. */
+  close(): void;
+}
+
+export function createWebhookConnections(maxSockets: number): WebhookConnections {
+  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets };
+  const pools = { http: new http.Agent(options), https: new https.Agent(options) };
+  return {
+    ...pools,
+    close() {
+      pools.http.destroy();
+      pools.https.destroy();
+    },
+  };
 }
 
 export interface WebhookResponse {
@@ -225,7 +254,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
     for (let redirects = 0; ; redirects++) {
       const addresses = await addressesOf(url, policy, request.resolver, abort.signal);
       const headers = request.secret ? { ...hop.headers, [webhookSignatureHeader]: signWebhookBody(hop.body ?? '', request.secret) } : hop.headers;
-      const { response, address } = await connectAndSend(url, addresses, { ...hop, headers }, request.extraCaCertificate, abort.signal, (a) => {
+      const { response, address } = await connectAndSend(url, addresses, { ...hop, headers }, request, abort.signal, (a) => {
         currentAddress = a;
       });
       const status = response.statusCode ?? 0;
@@ -380,7 +409,7 @@ async function connectAndSend(
   url: URL,
   candidates: Candidate[],
   hop: Hop,
-  extraCa: string | Buffer | undefined,
+  request: Pick<WebhookRequest, 'extraCaCertificate' | 'connections'>,
   signal: AbortSignal,
   onAddress: (address: string) => void,
 ): Promise<{ response: http.IncomingMessage; address: string }> {
@@ -388,8 +417,12 @@ async function connectAndSend(
   for (const candidate of candidates) {
     onAddress(candidate.address);
     try {
-      return { response: await sendOnce(url, candidate, hop, extraCa, signal), address: candidate.address };
+      return { response: await sendOnce(url, candidate, hop, request, signal), address: candidate.address };
     } catch (err) {
+      // A kept-alive connection the receiver closed as it was reused: once more, on a new one.
+      if ((err as { staleConnection?: boolean }).staleConnection && !signal.aborted) {
+        return { response: await sendOnce(url, candidate, hop, { ...request, connections: undefined }, signal), address: candidate.address };
+      }
       lastError = err;
       const code = (err as NodeJS.ErrnoException).code;
       if (signal.aborted || !(err as { beforeConnect?: boolean }).beforeConnect || !connectErrors.has(code ?? '')) throw err;
@@ -398,7 +431,14 @@ async function connectAndSend(
   throw lastError;
 }
 
-function sendOnce(url: URL, candidate: Candidate, hop: Hop, extraCa: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
+function sendOnce(
+  url: URL,
+  candidate: Candidate,
+  hop: Hop,
+  request: Pick<WebhookRequest, 'extraCaCertificate' | 'connections'>,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  const extraCa = request.extraCaCertificate;
   const secure = url.protocol === 'https:';
   const host = hostOf(url);
   const headers: Record<string, string> = { ...hop.headers, Host: url.host };
@@ -412,7 +452,7 @@ function sendOnce(url: URL, candidate: Candidate, hop: Hop, extraCa: string | Bu
     method: hop.method,
     path: `${url.pathname}${url.search}`,
     headers,
-    agent: false,
+    agent: request.connections ? (secure ? request.connections.https : request.connections.http) : false,
     signal,
   };
   if (secure) {
@@ -424,9 +464,16 @@ function sendOnce(url: URL, candidate: Candidate, hop: Hop, extraCa: string | Bu
   return new Promise((resolvePromise, reject) => {
     let connected = false;
     const req = (secure ? https : http).request(options, resolvePromise);
-    req.on('socket', (socket) => socket.once('connect', () => (connected = true)));
+    req.on('socket', (socket) => {
+      if (req.reusedSocket) connected = true;
+      else socket.once('connect', () => (connected = true));
+    });
     req.on('error', (err) => {
-      Object.assign(err, { beforeConnect: !connected });
+      const code = (err as NodeJS.ErrnoException).code;
+      // Node's advice for kept-alive connections: a reset before any answer on a reused one is the
+      // receiver's idle timeout racing this request, not an answer.
+      const staleConnection = req.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
+      Object.assign(err, { beforeConnect: !connected, staleConnection });
       reject(err);
     });
     req.end(hop.body);

@@ -3,7 +3,7 @@ import type { Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
 import { openWithSecret } from '../../lib/crypto';
 import { dnsResolverFromConfig, type DnsResolver } from '../../lib/dns/dnsResolver';
-import { sendWebhook, WebhookError } from '../../lib/webhooks/webhookRequest';
+import { createWebhookConnections, sendWebhook, WebhookError, type WebhookConnections } from '../../lib/webhooks/webhookRequest';
 import { standardWebhookHeaders } from '../../lib/webhooks/standardWebhookSignature';
 import { webhookEndpointRepository, type WebhookEndpointRow } from '../../db/webhooks/webhookEndpointRepository';
 import { webhookMessageRepository, type ClaimedWebhookMessage, type WebhookAttempt } from '../../db/webhooks/webhookMessageRepository';
@@ -106,6 +106,9 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   const onCancel = () => local.poke();
   deps.cancelled.addEventListener('abort', onCancel);
   const inFlight = new Set<Promise<void>>();
+  // The run's requests share kept-alive connections to the receiver: a connection per request
+  // cost the worker and the receiver a handshake each (docs/benchmarks.md, "Outbound webhooks").
+  const connections = createWebhookConnections(cap);
   const finished: FinishedAttempt[] = [];
   let endpoint: WebhookEndpointRow | null = null;
   let secrets: string[] = [];
@@ -175,7 +178,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
         if (stoppedBy !== null) break;
       }
       for (const message of claimed) {
-        const attempt = attemptOne(deps, endpoint!, secrets, message).then(
+        const attempt = attemptOne(deps, endpoint!, secrets, message, connections).then(
           (outcome) => void finished.push(outcome),
           (err) => deps.logger.error({ err, endpointId, messageId: message.id }, 'webhook attempt failed unexpectedly; its lease makes it due again'),
         );
@@ -217,11 +220,18 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   } finally {
     deps.cancelled.removeEventListener('abort', onCancel);
     local.close();
+    connections.close();
   }
 }
 
 /** One attempt of one message; its outcome is recorded by the run with the others that ended meanwhile. */
-async function attemptOne(deps: DeliveryRunDeps, endpoint: WebhookEndpointRow, secrets: string[], message: ClaimedWebhookMessage): Promise<FinishedAttempt> {
+async function attemptOne(
+  deps: DeliveryRunDeps,
+  endpoint: WebhookEndpointRow,
+  secrets: string[],
+  message: ClaimedWebhookMessage,
+  connections: WebhookConnections,
+): Promise<FinishedAttempt> {
   const { config } = deps;
   const at = new Date();
   const timestamp = Math.floor(at.getTime() / 1000);
@@ -242,6 +252,7 @@ async function attemptOne(deps: DeliveryRunDeps, endpoint: WebhookEndpointRow, s
       resolver: resolverFor(config),
       allowPrivate: config.webhookAllowPrivate,
       allowedNetworks: config.webhookAllowedNetworks,
+      connections,
     });
     statusCode = answer.status;
     durationMs = answer.durationMs;

@@ -132,7 +132,7 @@ export async function startTestStack(
     const created = await createWorker({ config, orm, mail, campaignMail, logger, eventTriggers });
     workers = created.all;
     workerConnection = created.connection;
-    closeWebhookWakeups = () => created.webhookWakeups.close();
+    closeWebhookWakeups = async () => created.webhookWakeups?.close();
     running = Promise.all(workers.map((w) => w.run()));
     await ensureSchedules(temporal, config.temporalTaskQueue);
   }

@@ -16,6 +16,8 @@ export interface ReceivedRequest {
   body: string;
   /** The local address the request arrived on. */
   localAddress: string;
+  /** The sender's port: requests with the same one came over the same connection. */
+  remotePort: number;
   receivedAt: Date;
 }
 
@@ -29,6 +31,10 @@ export interface WebhookReceiver {
   requests: ReceivedRequest[];
   /** Answers requests to `path` (exact path without query, or '*' for every path) with `handler`. */
   on(path: string, handler: ReceiverHandler): void;
+  /** Connections open now (kept alive or busy). */
+  openConnections(): number;
+  /** Closes the connections that wait for a next request (a receiver's keep-alive timeout). */
+  closeIdleConnections(): void;
   /** Forgets recorded requests and handlers. */
   reset(): void;
   close(): Promise<void>;
@@ -57,6 +63,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         localAddress: req.socket.localAddress ?? '',
+        remotePort: req.socket.remotePort ?? 0,
         receivedAt: new Date(),
       };
       requests.push(received);
@@ -71,6 +78,11 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  let open = 0;
+  server.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
   return {
     url: `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     host,
@@ -79,6 +91,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
     on(path, handler) {
       handlers.set(path, handler);
     },
+    openConnections: () => open,
+    closeIdleConnections: () => server.closeIdleConnections(),
     reset() {
       requests.length = 0;
       handlers.clear();

@@ -137,6 +137,30 @@ describe('a message', () => {
   });
 });
 
+describe('connections', () => {
+  it('are kept alive and reused across messages, and a receiver that closed them idle still gets every message first time', async () => {
+    const { project } = await accountWithProject(stack.http);
+    const path = freshPath();
+    const endpoint = await createEndpoint(stack, project, `${receiver.url}${path}`, ['reused.*']);
+    for (let i = 0; i < 30; i++) await track(project, 'reused.first', `first-${i}@example.com`);
+    const first = await arrived(path, 30);
+    // WEBHOOK_ENDPOINT_CONCURRENCY (10) at most, not one per message.
+    expect(new Set(first.map((r) => r.remotePort)).size).toBeLessThanOrEqual(10);
+
+    // The receiver drops the idle ones, as its keep-alive timeout would: the next messages come over new connections.
+    receiver.closeIdleConnections();
+    await eventually(() => expect(receiver.openConnections()).toBe(0));
+    for (let i = 0; i < 5; i++) await track(project, 'reused.second', `second-${i}@example.com`);
+    await arrived(path, 35);
+    const messages = await eventually(async () => {
+      const all = await messagesOf(project, endpoint, '?limit=100');
+      expect(all.filter((m) => m.status === 'SUCCEEDED')).toHaveLength(35);
+      return all;
+    });
+    expect(messages.flatMap((m) => m.attempts).filter((a) => a.error !== null)).toEqual([]);
+  });
+});
+
 describe('retries', () => {
   it('come with the same webhook-id until a 2xx, and the log shows every attempt', async () => {
     const { project } = await accountWithProject(stack.http);
