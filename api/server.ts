@@ -70,10 +70,7 @@ export async function startApiServer(
   );
   const deliveries = new DeliveryScheduler(
     { orm, temporal, logger, retryDelaysSeconds: config.deliveryRetryDelaysSeconds },
-    // One round in flight: sends arriving meanwhile form the next round, so under load rounds
-    // grow and each carries more mail per delivery workflow; more rounds in flight split the same
-    // sends into more, smaller workflows and accept no more per second (measured: docs/benchmarks.md, `bench:send`).
-    { maxBatch: config.deliveryBatchMax, maxInFlight: 1 },
+    { maxBatch: config.deliveryBatchMax },
   );
   const objectStore = createObjectStore(config);
   // In the background: a large uploads directory does not hold up the start.
@@ -141,6 +138,8 @@ export async function startApiServer(
       // Every message was answered above (its 250 or 200 once stored): the processing workflows
       // still gathering start now, and every start ends, before the Temporal client closes.
       await inboundReception.drain();
+      // Likewise the delivery workflows of the sends answered above (what is left, the sweep starts).
+      await deliveries.drain();
       await segmentUpdates.close();
       await executionTriggers.close();
       // The answered requests' rows still buffered.

@@ -59,6 +59,18 @@ export interface AppState {
   rateLimitHit?: import('../db/repositories/rateLimitRepository').RateLimitHit;
   /** Set by the session middleware, and by the key middleware for a session + X-Project-Id. */
   user?: User;
+  /** Set by the idempotency middleware when the request carries an `Idempotency-Key` it claimed. */
+  idempotency?: IdempotencyClaim;
+}
+
+/** A claimed `Idempotency-Key` (api/middleware/idempotency.ts), for a route whose work commits in one transaction. */
+export interface IdempotencyClaim {
+  /**
+   * Writes `status` as the key's outcome in the transaction `tx` that does the request's work, so
+   * it commits with the work: a process killed after the commit never leaves the key in flight.
+   * The middleware then leaves the key as that transaction wrote it when the answer is `status`.
+   */
+  outcomeIn(status: number): (tx: EntityManager) => Promise<void>;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -1262,7 +1262,7 @@ export interface paths {
         };
         /**
          * Check health
-         * @description 200 when PostgreSQL answers and Temporal answers and is set up; 503 naming the part that does not. From SIGTERM on, 503 with status `draining` while the process finishes what it accepted. Answers within a second; never cached.
+         * @description 200 `ok` when PostgreSQL answers and Temporal answers and is set up. 200 `degraded` with `temporal: down` while only Temporal is away: sends and tracks are still taken (mail goes out once Temporal is back), what needs a workflow start answers 503. 503 naming the database while PostgreSQL does not answer, and from SIGTERM on 503 with status `draining` while the process finishes what it accepted. Answers within a second; never cached.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2146,7 +2146,7 @@ export interface paths {
         put?: never;
         /**
          * Send a transactional email
-         * @description One email per recipient (at most 100 in `to`), each personalised with its contact's data. Give `subject` and `body`, or a `template` whose fields the request may override; `from` must be an address of a verified sender domain (403 otherwise) unless the template gives one. Each recipient becomes a contact (a new one is unsubscribed unless `subscribed` is true) and `data` is merged into it. Up to 10 base64 `attachments`. The answer comes once every email is recorded and its delivery durably scheduled; delivery itself is asynchronous and retried (follow it with GET /emails/{id}). A suppressed address still gets an email record, which is not delivered. With an `Idempotency-Key` header, another request with the same key is refused (409) and sends nothing; a request refused with a 4xx releases its key.
+         * @description One email per recipient (at most 100 in `to`), each personalised with its contact's data. Give `subject` and `body`, or a `template` whose fields the request may override; `from` must be an address of a verified sender domain (403 otherwise) unless the template gives one. Each recipient becomes a contact (a new one is unsubscribed unless `subscribed` is true) and `data` is merged into it. Up to 10 base64 `attachments`. The answer comes once every email is durably recorded, also while Temporal is away; its delivery starts right after (or within about 30 seconds of a crash, or of Temporal coming back, by the delivery sweep) and is asynchronous and retried (follow it with GET /emails/{id}). A suppressed address still gets an email record, which is not delivered. With an `Idempotency-Key` header, another request with the same key is refused (409) and sends nothing; a request refused with a 4xx releases its key.
          */
         post: operations["postV1Send"];
         delete?: never;
@@ -7454,7 +7454,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Ready */
+            /** @description In service: everything answers (`ok`), or only Temporal is away (`degraded`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7470,7 +7470,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Not ready: a dependency is down, or the process is draining */
+            /** @description Out of service: the database is down, or the process is draining */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7479,8 +7479,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "degraded",
-                     *       "database": "ok",
-                     *       "temporal": "down"
+                     *       "database": "down",
+                     *       "temporal": "ok"
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
@@ -10262,7 +10262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The emails are recorded and their delivery scheduled */
+            /** @description The emails are recorded; their delivery follows */
             200: {
                 headers: {
                     [name: string]: unknown;

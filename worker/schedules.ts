@@ -1,4 +1,5 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { msToNumber, type Duration } from '@temporalio/common/lib/time';
 import {
   billingUsageReportWorkflow,
   domainRecheckWorkflow,
@@ -38,7 +39,14 @@ export function executionSweepScheduleId(taskQueue: string): string {
   return `${taskQueue}-execution-sweep`;
 }
 
-/** Creates Mailroom's recurring schedules once each; an existing schedule is left as it is. */
+/** The delivery sweep's period (see emailDeliverySweepWorkflow's DELIVERY_SWEEP_AFTER_SECONDS). */
+export const DELIVERY_SWEEP_EVERY = '5 seconds';
+
+/**
+ * Creates Mailroom's recurring schedules once each. An existing schedule is left as it is, but for
+ * its period: one created by an earlier version with another period (the delivery sweep's was a
+ * minute) is brought to this one, keeping its state (paused or not, its note).
+ */
 export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
   const schedules: ScheduleOptions[] = [
     {
@@ -73,10 +81,12 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
     },
     {
-      // Accepted mail whose delivery never started (an API process died in between) leaves
-      // within about three minutes of acceptance.
+      // Committed mail whose delivery never started (the start failed while Temporal was away, or
+      // the API process died in between) leaves within DELIVERY_SWEEP_AFTER_SECONDS (15 s) plus
+      // this period (5 s) and the schedule's jitter (up to 1 s) of its commit, or of Temporal
+      // coming back: within 30 s (docs/decisions.md, "Answering /v1/send on commit").
       scheduleId: deliverySweepScheduleId(taskQueue),
-      spec: { intervals: [{ every: '1 minute' }] },
+      spec: { intervals: [{ every: DELIVERY_SWEEP_EVERY }] },
       action: {
         type: 'startWorkflow',
         workflowType: emailDeliverySweepWorkflow,
@@ -85,7 +95,8 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
         args: [],
         workflowExecutionTimeout: '5 minutes',
       },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      // Temporal's least window: after an outage one run catches up, the next comes on time.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 seconds' },
     },
     {
       // Tracked segments follow events and contact writes within seconds; this run catches what
@@ -153,6 +164,20 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
       await client.schedule.create(schedule);
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      await keepPeriod(client, schedule);
     }
   }
+}
+
+/** Brings an existing schedule to the declared period (and with it the declared action and policies). */
+async function keepPeriod(client: Client, schedule: ScheduleOptions): Promise<void> {
+  const handle = client.schedule.getHandle(schedule.scheduleId);
+  const periods = (spec: { intervals?: Array<{ every: Duration }> } | undefined) => (spec?.intervals ?? []).map((i) => msToNumber(i.every)).join();
+  if (periods((await handle.describe()).spec) === periods(schedule.spec)) return;
+  await handle.update((previous) => ({
+    spec: schedule.spec,
+    action: schedule.action,
+    policies: schedule.policies,
+    state: { paused: previous.state.paused, note: previous.state.note, remainingActions: previous.state.remainingActions },
+  }));
 }

@@ -12,8 +12,6 @@ import { attachmentsLimitProblem, sendTransactional } from '../../services/sendi
 import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../../services/domains/senderDomainLookup';
 import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
-import { WorkflowStartError } from '../../temporal/startWorkflow';
-import { workflowStartApiError } from '../http/workflowStartErrors';
 
 interface Recipient {
   email: string;
@@ -35,7 +33,8 @@ interface SendPlan {
  * POST /v1/send (secret key): validates the whole request before anything is written (template,
  * sender domain, attachments), then hands it to the one send service
  * (services/sending/transactionalSend.ts, which the SMTP relay uses too); answers once every email
- * is recorded and its delivery durably scheduled. Delivery itself is asynchronous and retried.
+ * is committed (contract 9), also while Temporal is away. Delivery starts right after, or by the
+ * delivery sweep; it is asynchronous and retried.
  */
 export function sendRoutes(deps: ApiDeps) {
   const router = new Router<AppState>();
@@ -99,24 +98,19 @@ export function sendRoutes(deps: ApiDeps) {
       typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name || null },
     );
 
-    let sent;
-    try {
-      sent = await sendTransactional(deps, ctx.state.em, {
-        projectId: project.id,
-        content: { subject: plan.subject, body: plan.body, type: plan.type },
-        templateId: plan.templateId,
-        sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
-        recipients,
-        data: body.data,
-        subscribed: body.subscribed,
-        headers: body.headers,
-        attachments,
-      });
-    } catch (err) {
-      if (err instanceof WorkflowStartError)
-        throw workflowStartApiError(err, 'The email could not be queued for delivery; nothing was sent. Try again shortly.');
-      throw err;
-    }
+    const sent = await sendTransactional(deps, ctx.state.em, {
+      projectId: project.id,
+      content: { subject: plan.subject, body: plan.body, type: plan.type },
+      templateId: plan.templateId,
+      sender: { fromAddress: plan.from.address, fromName: plan.from.name, replyTo: plan.replyTo, domain: plan.senderDomain },
+      recipients,
+      data: body.data,
+      subscribed: body.subscribed,
+      headers: body.headers,
+      attachments,
+      // The key's 200 commits with the emails.
+      alsoInTransaction: ctx.state.idempotency?.outcomeIn(200),
+    });
     ctx.body = {
       success: true,
       data: {
@@ -136,7 +130,8 @@ export function sendRoutes(deps: ApiDeps) {
         '(403 otherwise) unless the template gives one. ' +
         'Each recipient becomes a contact (a new one is unsubscribed unless `subscribed` is true) and `data` is merged into it. ' +
         `Up to ${MAX_ATTACHMENTS} base64 \`attachments\`. ` +
-        'The answer comes once every email is recorded and its delivery durably scheduled; delivery itself is asynchronous and retried ' +
+        'The answer comes once every email is durably recorded, also while Temporal is away; its delivery starts right after ' +
+        '(or within about 30 seconds of a crash, or of Temporal coming back, by the delivery sweep) and is asynchronous and retried ' +
         '(follow it with GET /emails/{id}). A suppressed address still gets an email record, which is not delivered. ' +
         'With an `Idempotency-Key` header, another request with the same key is refused (409) and sends nothing; a request refused with a 4xx releases its key.',
       body: {
@@ -151,7 +146,7 @@ export function sendRoutes(deps: ApiDeps) {
       },
       responses: {
         200: {
-          description: 'The emails are recorded and their delivery scheduled',
+          description: 'The emails are recorded; their delivery follows',
           schema: sendResponse,
           example: {
             success: true,

@@ -9,10 +9,10 @@ import { emailRepository } from '../../db/emails/emailRepository';
 import { LOGIN_THROTTLE, loginThrottleRepository } from '../../db/repositories/loginThrottleRepository';
 import { BillingLimitExceeded } from '../../services/billing/usageCaps';
 import { isDatabaseUnavailable } from '../../db/databaseAvailability';
-import { WorkflowStartError } from '../../temporal/startWorkflow';
 import { TemplateRenderError } from '../../mail/rendering/renderEmail';
 import { sha256Hex } from '../../lib/crypto';
 import { sendTransactional } from '../../services/sending/transactionalSend';
+import type { AlsoInTransaction } from '../../services/sending/deliveryScheduler';
 import { emailAddress } from '../schemas/commonFields';
 import { readSubmittedMessage, type SubmittedMessage } from './submittedMessage';
 import { smtpReply, type SmtpRoleHooks } from './smtpListener';
@@ -79,8 +79,9 @@ function submissionFingerprint(recipients: string[], message: SubmittedMessage):
 /**
  * The submission role (contract 20, "The SMTP relay"): AUTH with a project's secret key, then each
  * message goes through the one send service of POST /v1/send (services/sending/transactionalSend.ts),
- * one email per RCPT TO, answered `250 2.0.0 queued as <ids>` once every email is recorded and its
- * delivery durably scheduled. The Message-ID makes a resubmission idempotent.
+ * one email per RCPT TO, answered `250 2.0.0 queued as <ids>` once every email is committed (its
+ * delivery starts afterwards, also when Temporal is away at the time: contract 9). The Message-ID
+ * makes a resubmission idempotent.
  */
 export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
   const { config, logger, orm } = deps;
@@ -144,7 +145,13 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
     );
   }
 
-  async function send(project: Project, domain: string, recipients: string[], message: SubmittedMessage, emailIds?: string[]): Promise<string[]> {
+  async function send(
+    project: Project,
+    domain: string,
+    recipients: string[],
+    message: SubmittedMessage,
+    recorded?: { emailIds: string[]; alsoInTransaction: AlsoInTransaction },
+  ): Promise<string[]> {
     const sent = await sendTransactional(deps, orm.em.fork(), {
       projectId: project.id,
       content: { kind: 'message', subject: message.subject, html: message.html, text: message.text, type: 'TRANSACTIONAL' },
@@ -153,7 +160,8 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
       recipients: recipients.map((email) => ({ email, name: message.namesByAddress.get(email) ?? null })),
       headers: message.headers,
       attachments: message.attachments,
-      emailIds,
+      emailIds: recorded?.emailIds,
+      alsoInTransaction: recorded?.alsoInTransaction,
     });
     return sent.map((s) => s.emailId);
   }
@@ -191,7 +199,11 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
       if (!claimed) throw smtpReply(451, `4.3.0 The message <${message.messageId}> is being sent by another submission; try again shortly`);
     }
     try {
-      await send(project, domain, recipients, message, ids);
+      // The key's 250 and ids commit with the emails: a process killed after the commit leaves it settled.
+      await send(project, domain, recipients, message, {
+        emailIds: ids,
+        alsoInTransaction: (tx) => idempotencyKeyRepository.complete(tx, project.id, key, 250, ids),
+      });
     } catch (err) {
       // Nothing was recorded (the send service records all or nothing): the Message-ID may be used again.
       await idempotencyKeyRepository.release(em, project.id, key).catch((releaseErr: unknown) => {
@@ -199,11 +211,6 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
       });
       throw err;
     }
-    // The emails are recorded and will be sent: the answer is 250 even if the key cannot be
-    // completed now (a resubmission then waits for the abandoned-claim check, which finds them).
-    await idempotencyKeyRepository.complete(em, project.id, key, 250, ids).catch((err: unknown) => {
-      log.warn({ err, messageId: message.messageId }, 'smtp submission: could not complete the Message-ID key');
-    });
     return ids;
   }
 
@@ -213,8 +220,8 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
     if (err instanceof BillingLimitExceeded) return smtpReply(550, `5.7.1 ${err.message}`);
     if (err instanceof TemplateRenderError)
       return smtpReply(554, `5.6.0 The message cannot be sent: ${err.problems.map((p) => p.message).join('; ')}`.slice(0, 500));
-    if (err instanceof WorkflowStartError || isDatabaseUnavailable(err)) {
-      log.warn({ err }, 'smtp submission: the database or Temporal is away');
+    if (isDatabaseUnavailable(err)) {
+      log.warn({ err }, 'smtp submission: the database is away');
       return smtpReply(451, '4.3.0 The message could not be queued for delivery; nothing was sent. Try again shortly');
     }
     log.error({ err }, 'smtp submission: the message could not be sent');

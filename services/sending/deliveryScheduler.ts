@@ -2,51 +2,108 @@ import type { Orm } from '../../db/orm';
 import type { Logger } from '../../lib/logger';
 import type { TemporalHandle } from '../../temporal/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
+import { recordedEmailIds } from '../../db/emails/recordedEmailIds';
+import { isDatabaseUnavailable, retryWhileDatabaseUnavailable } from '../../db/databaseAvailability';
 import { BillingLimitExceeded, categoryOfSource, usageCaps, type UsageCategory } from '../billing/usageCaps';
-import { startWorkflow, workflowStartLogFields } from '../../temporal/startWorkflow';
+import { startWorkflow, WorkflowStartError, workflowStartLogFields } from '../../temporal/startWorkflow';
 import { MAX_EMAILS_PER_DELIVERY, deliveryWorkflowIds, deliveryWorkflowStart } from '../../temporal/deliveryWorkflowStart';
 
 type AcceptedEmail = Omit<NewEmail, 'deliveryWorkflowId'>;
 
+/** Written in the transaction that records a send's emails, so it commits with them or not at all (the request's Idempotency-Key outcome). */
+export type AlsoInTransaction = (tx: EntityManager) => Promise<void>;
+
 interface PendingSend {
   projectId: string;
   emails: AcceptedEmail[];
+  alsoInTransaction?: AlsoInTransaction;
   resolve(): void;
   reject(err: unknown): void;
 }
 
-interface DeliveryBatch {
+/**
+ * One delivery workflow being filled: its id is recorded with each email that joins it, so it is
+ * fixed before its first email is written. Started once closed (full, or its window over).
+ */
+interface Gathering {
   projectId: string;
   workflowId: string;
-  emails: AcceptedEmail[];
-  sends: Set<PendingSend>;
+  /** Emails that joined, recorded or in the round being recorded (how full it is). */
+  joined: number;
+  /** Recorded (committed) emails: what the workflow carries (ids only: the content stays in the rows). */
+  emailIds: string[];
+  /** The contact of its first recorded email, named in ContactId when it carries that one email alone. */
+  contactId: string | null;
+  /** Takes no more emails. */
+  closed: boolean;
+  timer?: NodeJS.Timeout;
 }
 
+/** Emails a round records at most, in batches' worth (one INSERT); more wait for the next round. */
+const ROUND_BATCHES = 4;
 /**
- * Records accepted emails and durably schedules their delivery before /v1/send answers
- * (contract sections 9 and 14). Sends arriving while earlier ones are being recorded wait and
- * are recorded together: one INSERT for all of them, then one delivery workflow per batch of up
- * to DELIVERY_BATCH_MAX (at most MAX_EMAILS_PER_DELIVERY) emails of a project. Every workflow start
- * is a round of history writes on the Temporal server, so under load one workflow per email
- * cannot keep up with the sends (the figures: docs/benchmarks.md, `bench:send`), while batches
- * form only under load: a lone send still gets its own `send-<emailId>`.
+ * How long a project's delivery workflow gathers accepted emails after the project's previous one
+ * was closed, unless it fills up first. A send after a quiet spell starts its own workflow as soon
+ * as its round commits (a lone send's `send-<emailId>`, no wait); sends following it within this
+ * window gather, so one project's sends start at most one partly filled workflow per window and
+ * process, whatever their rate. Every start costs Temporal a round of history writes (about
+ * 22 ms of CPU across processes, docs/benchmarks.md `bench:send`): a workflow per round would
+ * cost more than the sends, now that a round is only its INSERT.
+ */
+const GATHER_MS = 100;
+/** Starts sent to Temporal at once; the others wait their turn in memory. */
+const CONCURRENT_STARTS = 16;
+/**
+ * Closed workflows whose start waits or runs, at most (about 3 KB each). While Temporal is away a
+ * start fails only after its deadline (5 s), so without a bound the waiting ones would grow
+ * with every send; beyond it a closed workflow is not started from here but left to the delivery
+ * sweep, which starts it under the same id once its emails are DELIVERY_SWEEP_AFTER_SECONDS old.
+ */
+const MAX_PENDING_STARTS = 1000;
+/** How long the lookup of a round whose commit went unanswered waits for the database. */
+const LOST_COMMIT_PATIENCE_MS = 10_000;
+/** How long a shutdown waits for the starts still pending; the sweep starts what is left. */
+const DRAIN_MS = 10_000;
+/** At most one line per this about starts left to the sweep for the bound. */
+const OVERFLOW_LOG_MS = 10_000;
+
+/**
+ * Records accepted emails (contract 9) and starts their delivery afterwards. `record` resolves as
+ * soon as the emails are committed: the rows, each naming the delivery workflow that will carry it,
+ * are the durable record of the obligation, and POST /v1/send and the SMTP relay answer then,
+ * also while Temporal is away.
  *
- * A send is answered once its rows are committed and every workflow carrying them has started.
- * When a start fails, each send with emails in that batch is settled all or nothing: withdrawn
- * whole while no delivery has claimed any of its emails (then it fails, 503, and a retry sends
- * no doubles), else left recorded and answered as accepted, because its mail will be sent: a
- * start that timed out may have started after all, and what it did not deliver, or what a
- * withdrawal that failed left, the delivery sweep (emailDeliverySweepWorkflow) starts later, as
- * it does for a process that dies between the commit and the start.
+ * Sends arriving while a round is being recorded form the next round: one INSERT for all of them,
+ * in the transaction that counts them against their monthly caps. Their QUEUED emails gather per
+ * project into delivery workflows of up to DELIVERY_BATCH_MAX (at most MAX_EMAILS_PER_DELIVERY)
+ * emails for GATHER_MS, and each workflow is started once closed, after the answer. A start that
+ * fails (Temporal away, a refusal), one over MAX_PENDING_STARTS, and one a killed process never
+ * made are all the same case: the emails stay QUEUED and unattempted under their recorded
+ * workflow id, and the delivery sweep (workflows/emailDeliverySweepWorkflow.ts) starts that id
+ * within DELIVERY_SWEEP_AFTER_SECONDS plus its period. Both starters use the recorded id, so a start
+ * merely in progress and the sweep's start meet at one workflow: Temporal refuses the second
+ * while the first runs, this scheduler's starts refuse an id already used, and whatever a later
+ * run finds already claimed or sent it leaves alone (per-email claims).
  */
 export class DeliveryScheduler {
   private queue: PendingSend[] = [];
-  private inFlight = 0;
+  private writing = false;
+  /** Each project's gathering workflow, while it takes emails. */
+  private readonly open = new Map<string, Gathering>();
+  /** When each project's last delivery workflow closed (the start of its gathering window). */
+  private readonly lastClosedAt = new Map<string, number>();
+  /** Closed workflows whose round has not committed yet: started once it has. */
+  private readonly closing = new Set<Gathering>();
+  /** Closed workflows with recorded emails, waiting for a start slot. */
+  private readonly waiting: Gathering[] = [];
+  private readonly starts = new Set<Promise<void>>();
+  private overflow = { count: 0, loggedAt: 0 };
 
   constructor(
     private readonly deps: { orm: Orm; temporal: TemporalHandle; logger: Logger; retryDelaysSeconds: number[] },
-    private readonly options: { maxBatch: number; maxInFlight: number },
+    private readonly options: { maxBatch: number },
   ) {}
 
   /** Emails per delivery workflow: DELIVERY_BATCH_MAX, never more than a workflow's search attributes can name. */
@@ -54,143 +111,256 @@ export class DeliveryScheduler {
     return Math.min(this.options.maxBatch, MAX_EMAILS_PER_DELIVERY);
   }
 
-  /** Resolves once the emails are recorded and their delivery scheduled. */
-  record(projectId: string, emails: AcceptedEmail[]): Promise<void> {
+  /**
+   * Resolves once the emails are committed (their delivery starts afterwards). `alsoInTransaction`
+   * runs in the transaction that records them, unless the send is refused at its cap.
+   */
+  record(projectId: string, emails: AcceptedEmail[], alsoInTransaction?: AlsoInTransaction): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ projectId, emails, resolve, reject });
+      this.queue.push({ projectId, emails, alsoInTransaction, resolve, reject });
       this.pump();
     });
   }
 
-  private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.queue.length) {
-      // Up to a few batches' worth of sends per round: rows of a round share one INSERT.
-      let taken = 0;
-      let count = 0;
-      while (count < this.queue.length && (count === 0 || taken + this.queue[count].emails.length <= this.maxBatch * 4)) {
-        taken += this.queue[count].emails.length;
-        count++;
-      }
-      const round = this.queue.splice(0, count);
-      this.inFlight++;
-      void this.flush(round).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+  /** Delivery starts waiting or running (gathering workflows not counted). */
+  get pendingStarts(): number {
+    return this.waiting.length + this.starts.size;
+  }
+
+  /**
+   * Shutdown, once no send can arrive any more: starts the workflows still gathering and waits for
+   * the pending starts, for at most DRAIN_MS; what is left then the delivery sweep starts.
+   */
+  async drain(): Promise<void> {
+    const giveUpAt = Date.now() + DRAIN_MS;
+    while ((this.writing || this.queue.length) && Date.now() < giveUpAt) await pause(20);
+    for (const gathering of [...this.open.values()]) this.close(gathering);
+    if (!this.writing) this.startClosed();
+    while ((this.starts.size || this.waiting.length) && Date.now() < giveUpAt) await pause(Math.min(50, giveUpAt - Date.now()));
+    if (this.pendingStarts) {
+      this.deps.logger.warn({ workflows: this.pendingStarts }, 'stopping with delivery starts still pending: the delivery sweep starts them');
     }
   }
 
-  /** Cuts a round's queued emails into batches of one project each, in arrival order. */
-  private batches(round: PendingSend[]): DeliveryBatch[] {
-    const open = new Map<string, DeliveryBatch>();
-    const done: DeliveryBatch[] = [];
+  private pump(): void {
+    if (this.writing || !this.queue.length) return;
+    // Up to a few batches' worth of sends per round: rows of a round share one INSERT.
+    let taken = 0;
+    let count = 0;
+    while (count < this.queue.length && (count === 0 || taken + this.queue[count].emails.length <= this.maxBatch * ROUND_BATCHES)) {
+      taken += this.queue[count].emails.length;
+      count++;
+    }
+    const round = this.queue.splice(0, count);
+    this.writing = true;
+    void this.flush(round).finally(() => {
+      this.writing = false;
+      this.startClosed();
+      this.pump();
+    });
+  }
+
+  /**
+   * Gives each QUEUED email of the round its delivery workflow, in arrival order. A project with
+   * no workflow gathering and none closed within GATHER_MS gets workflows that close with this
+   * round, named after their emails (`send-<id>` for one); otherwise its emails join the gathering
+   * workflow, named `deliver-<first email id>` when it opens since later rounds may join it.
+   * Answers the workflow of each email, and the count each workflow took (given back if the
+   * round fails).
+   */
+  private assign(round: PendingSend[]): { workflowOf: Map<string, Gathering>; joined: Map<Gathering, number> } {
+    const now = Date.now();
+    const workflowOf = new Map<string, Gathering>();
+    const joined = new Map<Gathering, number>();
+    /** This round's own workflows (closing with it), per project; named once the round is cut. */
+    const ownWorkflows = new Map<string, Gathering>();
+    const own = new Map<Gathering, string[]>();
     for (const send of round) {
       for (const email of send.emails) {
         if (email.status !== 'QUEUED') continue;
-        let batch = open.get(send.projectId);
-        if (!batch) {
-          batch = { projectId: send.projectId, workflowId: '', emails: [], sends: new Set() };
-          open.set(send.projectId, batch);
-          done.push(batch);
+        let gathering = ownWorkflows.get(send.projectId) ?? this.open.get(send.projectId);
+        if (!gathering) {
+          const gatherFrom = (this.lastClosedAt.get(send.projectId) ?? -Infinity) + GATHER_MS;
+          gathering = { projectId: send.projectId, workflowId: '', joined: 0, emailIds: [], contactId: null, closed: false };
+          if (gatherFrom <= now) {
+            // Closes with the round: nothing else joins it, so its emails are known when it is named.
+            ownWorkflows.set(send.projectId, gathering);
+            own.set(gathering, []);
+            this.closing.add(gathering);
+          } else {
+            gathering.workflowId = deliveryWorkflowIds.batch([email.id]);
+            this.open.set(send.projectId, gathering);
+            gathering.timer = setTimeout(() => {
+              this.close(gathering!);
+              // A round being recorded may hold some of its emails: the round's end starts it.
+              if (!this.writing) this.startClosed();
+            }, gatherFrom - now);
+          }
         }
-        batch.emails.push(email);
-        batch.sends.add(send);
-        if (batch.emails.length >= this.maxBatch) open.delete(send.projectId);
+        gathering.joined++;
+        joined.set(gathering, (joined.get(gathering) ?? 0) + 1);
+        own.get(gathering)?.push(email.id);
+        workflowOf.set(email.id, gathering);
+        if (gathering.joined >= this.maxBatch) {
+          if (ownWorkflows.get(send.projectId) === gathering) ownWorkflows.delete(send.projectId);
+          else this.close(gathering);
+        }
       }
     }
-    for (const batch of done) batch.workflowId = deliveryWorkflowIds.forEmails(batch.emails.map((e) => e.id));
-    return done;
+    for (const [gathering, ids] of own) {
+      gathering.workflowId = deliveryWorkflowIds.forEmails(ids);
+      gathering.closed = true;
+      this.lastClosedAt.set(gathering.projectId, now);
+    }
+    return { workflowOf, joined };
+  }
+
+  /** No more emails join it; it is started once the round recording its last ones has committed. */
+  private close(gathering: Gathering): void {
+    if (gathering.closed) return;
+    gathering.closed = true;
+    clearTimeout(gathering.timer);
+    if (this.open.get(gathering.projectId) === gathering) this.open.delete(gathering.projectId);
+    this.lastClosedAt.set(gathering.projectId, Date.now());
+    this.closing.add(gathering);
   }
 
   private async flush(all: PendingSend[]): Promise<void> {
-    let round: PendingSend[];
-    let batches: DeliveryBatch[];
     const refused = new Map<PendingSend, BillingLimitExceeded>();
+    // Set inside the transaction, read after it whether it committed or not.
+    const recording: { round: PendingSend[]; assigned?: ReturnType<DeliveryScheduler['assign']>; ids?: string[] } = { round: [] };
     try {
       // The emails are counted against their monthly caps in the transaction that records them:
       // a send the cap cannot take is refused whole and records nothing (contract 17).
-      ({ round, batches } = await this.deps.orm.em.fork().transactional(async (tx) => {
+      await this.deps.orm.em.fork().transactional(async (tx) => {
         for (const sends of byProjectInLockOrder(all)) {
           for (const [send, refusal] of await reserveCapsOfProject(tx, sends)) refused.set(send, refusal);
         }
         const round = all.filter((send) => !refused.has(send));
-        const batches = this.batches(round);
-        const workflowOf = new Map<string, string>();
-        for (const batch of batches) for (const email of batch.emails) workflowOf.set(email.id, batch.workflowId);
-        await emailRepository.insertMany(
-          tx,
-          round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: workflowOf.get(email.id) ?? null }))),
+        const assigned = this.assign(round);
+        const rows = round.flatMap((send) =>
+          send.emails.map((email) => ({ ...email, deliveryWorkflowId: assigned.workflowOf.get(email.id)?.workflowId ?? null })),
         );
-        return { round, batches };
-      }));
+        Object.assign(recording, { round, assigned, ids: rows.map((row) => row.id) });
+        await emailRepository.insertMany(tx, rows);
+        for (const send of round) await send.alsoInTransaction?.(tx);
+      });
     } catch (err) {
-      for (const send of all) send.reject(err);
-      return;
+      if (!recording.ids?.length || !(await this.committedAfterAll(err, recording.ids))) {
+        if (recording.assigned) this.giveBack(recording.assigned.joined);
+        for (const send of all) send.reject(err);
+        return;
+      }
     }
     for (const [send, refusal] of refused) send.reject(refusal);
-
-    const failedSends = new Map<PendingSend, unknown>();
-    await Promise.all(
-      batches.map(async (batch) => {
-        try {
-          await this.start(batch);
-        } catch (err) {
-          this.deps.logger.error(
-            { ...workflowStartLogFields(err), workflowId: batch.workflowId, projectId: batch.projectId },
-            'could not start a delivery workflow',
-          );
-          for (const send of batch.sends) failedSends.set(send, err);
-        }
-      }),
-    );
-    const withdrawn = new Set<PendingSend>();
-    await Promise.all([...failedSends.keys()].map(async (send) => (await this.withdraw(send)) && withdrawn.add(send)));
-    for (const send of round) {
-      if (withdrawn.has(send)) send.reject(failedSends.get(send));
-      else send.resolve();
+    const { workflowOf } = recording.assigned!;
+    for (const send of recording.round) {
+      for (const email of send.emails) {
+        const gathering = workflowOf.get(email.id);
+        if (!gathering) continue;
+        if (!gathering.emailIds.length) gathering.contactId = email.contactId;
+        gathering.emailIds.push(email.id);
+      }
     }
+    for (const send of recording.round) send.resolve();
   }
 
   /**
-   * Takes back a send whose delivery failed to start, whole: true when nothing of it will be sent.
-   * False (the send is answered as accepted) when a delivery already claimed one of its emails
-   * (a start that looked failed had started) or the withdrawal itself failed: its mail stays
-   * recorded and is sent, by that delivery or by the sweep.
+   * Whether a round whose transaction failed was committed all the same: the commit went out but
+   * its answer was lost with the connection. Its rows are looked up by their ids (the database
+   * waited for a while), since a send answered 5xx must not be sent. Only for the database's
+   * unavailability: any other failure rolled the round back.
    */
-  private async withdraw(send: PendingSend): Promise<boolean> {
-    const emailIds = send.emails.map((e) => e.id);
+  private async committedAfterAll(err: unknown, ids: string[]): Promise<boolean> {
+    if (!isDatabaseUnavailable(err)) return false;
     try {
-      if (await emailRepository.withdrawUntouched(this.deps.orm.em.fork(), emailIds)) return true;
+      const found = await retryWhileDatabaseUnavailable(() => recordedEmailIds(this.deps.orm.em.fork(), ids), { patienceMs: LOST_COMMIT_PATIENCE_MS });
+      if (!found.size) return false;
       this.deps.logger.warn(
-        { projectId: send.projectId, emails: emailIds.length, firstEmailId: emailIds[0] },
-        "a delivery start failed, but a delivery had already claimed some of the send's emails: the send is accepted and its mail will be sent",
+        { err, emails: ids.length, found: found.size, firstEmailId: ids[0] },
+        "a round's commit went unanswered but its emails are recorded: its sends are accepted",
       );
-    } catch (err) {
+      return true;
+    } catch (lookupErr) {
       this.deps.logger.error(
-        { err, projectId: send.projectId, emails: emailIds.length, firstEmailId: emailIds[0] },
-        'a delivery start failed and its send could not be withdrawn: the send is accepted and the delivery sweep will send its mail',
+        { err, lookupErr, emails: ids.length, firstEmailId: ids[0] },
+        "a round's commit went unanswered and the database did not answer the lookup of its emails: its sends fail",
       );
+      return false;
     }
-    return false;
   }
 
-  private async start(batch: DeliveryBatch): Promise<void> {
-    const emailIds = batch.emails.map((e) => e.id);
-    await startWorkflow(
-      this.deps.temporal,
-      'emailDeliveryWorkflow',
-      deliveryWorkflowStart({
-        taskQueue: this.deps.temporal.taskQueue,
-        workflowId: batch.workflowId,
-        projectId: batch.projectId,
-        emailIds,
-        retryDelaysSeconds: this.deps.retryDelaysSeconds,
-        // A batch's emails may be to different contacts: only one email's contact is named.
-        contactId: batch.emails.length === 1 ? batch.emails[0].contactId : null,
-      }),
+  /** A failed round's emails never joined: their workflows take as many more, and one of the round's own never starts. */
+  private giveBack(joined: Map<Gathering, number>): void {
+    for (const [gathering, n] of joined) {
+      gathering.joined -= n;
+      if (!gathering.closed && gathering.joined <= 0) this.close(gathering);
+    }
+  }
+
+  /** Queues the closed workflows with recorded emails for their start; call it only between rounds. */
+  private startClosed(): void {
+    for (const gathering of this.closing) {
+      if (!gathering.closed) continue;
+      this.closing.delete(gathering);
+      if (!gathering.emailIds.length) continue;
+      if (this.pendingStarts >= MAX_PENDING_STARTS) this.leaveToSweep(gathering);
+      else this.waiting.push(gathering);
+    }
+    this.startWaiting();
+  }
+
+  /** Starts waiting workflows while a slot is free. */
+  private startWaiting(): void {
+    while (this.starts.size < CONCURRENT_STARTS && this.waiting.length) {
+      const starting = this.start(this.waiting.shift()!);
+      this.starts.add(starting);
+      void starting.finally(() => {
+        this.starts.delete(starting);
+        this.startWaiting();
+      });
+    }
+  }
+
+  private leaveToSweep(gathering: Gathering): void {
+    this.overflow.count++;
+    if (Date.now() - this.overflow.loggedAt < OVERFLOW_LOG_MS) return;
+    this.deps.logger.warn(
+      { workflows: this.overflow.count, pending: this.pendingStarts, lastWorkflowId: gathering.workflowId, projectId: gathering.projectId },
+      `more than ${MAX_PENDING_STARTS} delivery starts pending: the emails are recorded and the delivery sweep starts these`,
     );
+    this.overflow = { count: 0, loggedAt: Date.now() };
+  }
+
+  private async start(gathering: Gathering): Promise<void> {
+    const { emailIds } = gathering;
+    try {
+      await startWorkflow(this.deps.temporal, 'emailDeliveryWorkflow', {
+        ...deliveryWorkflowStart({
+          taskQueue: this.deps.temporal.taskQueue,
+          workflowId: gathering.workflowId,
+          projectId: gathering.projectId,
+          emailIds,
+          retryDelaysSeconds: this.deps.retryDelaysSeconds,
+          // A batch's emails may be to different contacts: only one email's contact is named.
+          contactId: emailIds.length === 1 ? gathering.contactId : null,
+        }),
+        // Its id is new (named after a new email), so a run under it is this one or the sweep's:
+        // a start arriving after the sweep's run closed must not run the delivery again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (err) {
+      // The sweep got there first (this start was slow), or a retried call found its own start.
+      if (err instanceof WorkflowStartError && err.cause instanceof WorkflowExecutionAlreadyStartedError) return;
+      this.deps.logger.error(
+        { ...workflowStartLogFields(err), workflowId: gathering.workflowId, projectId: gathering.projectId, emails: emailIds.length },
+        'could not start a delivery workflow: the emails are recorded and the delivery sweep starts it',
+      );
+    }
   }
 }
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The round's sends grouped by project, the groups in the order their counter rows are locked

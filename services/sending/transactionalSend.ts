@@ -7,7 +7,7 @@ import type { EventTriggers } from '../events/eventTriggers';
 import { splitDataChanges } from '../contacts/contactDataRules';
 import type { ContactWriteBatcher } from '../contacts/contactWriteBatcher';
 import type { CapUsageLookup } from '../billing/capUsageLookup';
-import type { DeliveryScheduler } from './deliveryScheduler';
+import type { AlsoInTransaction, DeliveryScheduler } from './deliveryScheduler';
 import { composeEmail, type ComposerConfig, type EmailContent } from './emailComposer';
 
 /** What the one send service needs: the same objects /v1/send and the SMTP relay are given by api/server.ts. */
@@ -40,6 +40,12 @@ export interface TransactionalSendRequest {
   attachments: EmailAttachment[];
   /** The emails' ids, one per recipient in order, when the caller must know them before sending (the relay keeps them with the Message-ID); new ones otherwise. */
   emailIds?: string[];
+  /**
+   * Written in the transaction that records the emails, so it commits with them or not at all:
+   * the front door's idempotency outcome (a kill after the commit leaves it settled, not in flight).
+   * Not run when the send is refused at its cap.
+   */
+  alsoInTransaction?: AlsoInTransaction;
 }
 
 export interface SentEmail {
@@ -57,12 +63,12 @@ export function attachmentsLimitProblem(totalBytes: number, maxBytes: number): s
  * relay alike: the transactional cap checked before any contact is written, each recipient's
  * contact upserted under the data rules (new contacts unsubscribed unless told otherwise), the
  * attachments stored once, each email composed (services/sending/emailComposer.ts: rendering,
- * tracking, the suppression and recipient rules) and recorded with its delivery durably scheduled
- * (deliveryScheduler.ts). Resolves once that is done, with the emails in recipient order.
+ * tracking, the suppression and recipient rules) and recorded (deliveryScheduler.ts). Resolves once
+ * the emails are committed, with the emails in recipient order; their delivery starts afterwards,
+ * by the scheduler or, when Temporal is away, by the delivery sweep (contract 9).
  *
- * Throws BillingLimitExceeded at the cap, WorkflowStartError when delivery could not be
- * scheduled (nothing is sent then), TemplateRenderError when a template does not render, and the
- * database's errors; each front door answers them in its own terms.
+ * Throws BillingLimitExceeded at the cap, TemplateRenderError when a template does not render, and
+ * the database's errors (nothing was recorded then); each front door answers them in its own terms.
  */
 export async function sendTransactional(deps: TransactionalSendDeps, em: EntityManager, request: TransactionalSendRequest): Promise<SentEmail[]> {
   const { projectId, recipients, content } = request;
@@ -130,6 +136,6 @@ export async function sendTransactional(deps: TransactionalSendDeps, em: EntityM
       }).email,
   );
 
-  await deps.deliveries.record(projectId, emails);
+  await deps.deliveries.record(projectId, emails, request.alsoInTransaction);
   return emails.map((e, index) => ({ contact: { id: upserts[index].contact.id, email: upserts[index].contact.email }, emailId: e.id }));
 }
