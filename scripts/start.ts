@@ -34,7 +34,7 @@ const SIGNAL_DEBOUNCE_MS = 1000;
 /** Time a child gets beyond its own drain setting before it is killed. */
 const STOP_MARGIN_MS = 5000;
 const HEALTH_POLL_MS = 500;
-/** How long /health may answer 503 after the API listens before we say what is down. */
+/** How long /health may answer other than "ok" after the API listens before we say what is down. */
 const HEALTH_WARN_AFTER_MS = 30_000;
 
 class StartupAborted extends Error {}
@@ -118,7 +118,7 @@ function giveUp(what: string, { crashes, windowMs, lastOutput }: GiveUpSummary):
 }
 
 /**
- * Watches the API's log for the port it listens on, then polls /health until it answers 200 and
+ * Watches the API's log for the port it listens on, then polls /health until it answers "ok" and
  * says so (the first time with the line that tells a new user what to do next). Again after each
  * restart of the API.
  */
@@ -151,7 +151,11 @@ function apiReadiness(): (line: string) => void {
   };
 }
 
-/** True once GET /health answers 200; false if Mailroom shuts down first. */
+/**
+ * True once GET /health answers 200 with status "ok"; false if Mailroom shuts down first. A 200
+ * "degraded" (Temporal away, contract 2) keeps the API in a load balancer's rotation, but is not
+ * ready: the API could not start a campaign or an import yet.
+ */
 async function waitForHealth(port: number): Promise<boolean> {
   const started = Date.now();
   let warned = false;
@@ -159,7 +163,7 @@ async function waitForHealth(port: number): Promise<boolean> {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(5000) });
       const body = await res.text();
-      if (res.status === 200) return true;
+      if (res.status === 200 && isOk(body)) return true;
       if (!warned && Date.now() - started > HEALTH_WARN_AFTER_MS) {
         warned = true;
         log.warn({ status: res.status, health: body }, `the API is up but /health answers ${res.status}: ${body}`);
@@ -171,6 +175,14 @@ async function waitForHealth(port: number): Promise<boolean> {
     await new Promise((resolve) => setTimeout(resolve, HEALTH_POLL_MS));
   }
   return false;
+}
+
+function isOk(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { status?: unknown }).status === 'ok';
+  } catch {
+    return false;
+  }
 }
 
 async function runStartup(): Promise<void> {

@@ -2,17 +2,22 @@ import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
+import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy';
 import { eventually } from '../support/eventually';
+import { workflowsClosed } from '../support/temporalRuns';
 import { projectWithVerifiedDomain } from '../support/sendingProject';
 import { smtpDialog } from '../support/smtpDialog';
 
 /**
- * The relay while its dependencies are away (contract 20): `451 4.3.0` (the client keeps the
- * message and tries again), never a 5xx, a hang or a crash, and nothing sent twice once they are
- * back. The API reaches Temporal and PostgreSQL through proxies the tests cut.
+ * The relay while its dependencies are away (contract 20): with Temporal away, `250` once the
+ * message is committed (contract 9), and the mail goes out once Temporal is back, once; with
+ * PostgreSQL away, `451 4.3.0` (the client keeps the message and tries again), never a 5xx, a hang
+ * or a crash. The API reaches Temporal and PostgreSQL through proxies the tests cut; the stack's
+ * worker (and the delivery sweep it schedules) reaches them directly.
  */
 let dns: TestDnsServer;
+let smtp: TestSmtpServer;
 let temporalProxy: TcpProxy;
 let databaseProxy: TcpProxy;
 let stack: TestStack;
@@ -20,12 +25,12 @@ let port: number;
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
+  smtp = await startSmtpServer();
   temporalProxy = await startTcpProxy(process.env.MAILROOM_TEST_TEMPORAL_ADDRESS!);
   const server = new URL(process.env.MAILROOM_TEST_PG_SERVER_URL!);
   databaseProxy = await startTcpProxy(`${server.hostname}:${server.port || 5432}`);
   stack = await startTestStack({
-    worker: false,
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
     apiEnv: { TEMPORAL_ADDRESS: temporalProxy.address },
     apiDatabaseUrl: (url) => {
       const through = new URL(url);
@@ -44,6 +49,7 @@ afterAll(async () => {
   await stack?.stop();
   await temporalProxy?.close();
   await databaseProxy?.close();
+  await smtp?.close();
   await dns?.close();
 });
 
@@ -53,20 +59,38 @@ const relay = (password: string) =>
 const emailsTo = (address: string) => stack.orm.em.fork().execute(`select id from emails where to_address = ?`, [address]);
 
 describe('SMTP relay while Temporal or PostgreSQL is away', () => {
-  it('answers 451 4.3.0 while Temporal is unreachable, sends nothing, and takes the same message once it is back', async () => {
+  it('answers 250 while Temporal is unreachable, and the message goes out once Temporal is back, once', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const message = { from: `app@${domain}`, to: 'temporal-away@example.org', subject: 's', text: 't', messageId: '<temporal-away@app.example>' };
     temporalProxy.setMode('refuse');
+    let queued: string;
     try {
-      await expect(relay(project.secretKey).sendMail(message)).rejects.toMatchObject({ responseCode: 451, response: expect.stringContaining('4.3.0') });
+      queued = (await relay(project.secretKey).sendMail(message)).response;
+      expect(queued).toMatch(/^250 2\.0\.0 queued as [0-9a-f-]{36}$/);
+      // The delivery start gives up at its deadline, after the answer: the sweep starts it later.
+      await eventually(
+        () => stack.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('could not start a delivery workflow') && l.projectId === project.id),
+        30_000,
+      );
+      // A resubmission (a client that missed the 250) is answered the same id, and records nothing more.
+      expect((await relay(project.secretKey).sendMail(message)).response).toBe(queued);
     } finally {
       temporalProxy.setMode('pass');
     }
-    expect(await emailsTo('temporal-away@example.org')).toHaveLength(0);
-    // The Message-ID was released with the failed attempt: the client's retry is sent.
-    const info = await relay(project.secretKey).sendMail(message);
-    expect(info.response).toMatch(/^250 2\.0\.0 queued as [0-9a-f-]{36}$/);
+    const [row] = await stack.orm.em
+      .fork()
+      .execute<Array<{ id: string; delivery_workflow_id: string }>>(`select id, delivery_workflow_id from emails where to_address = ?`, [
+        'temporal-away@example.org',
+      ]);
+    expect(queued).toBe(`250 2.0.0 queued as ${row.id}`);
     expect(await emailsTo('temporal-away@example.org')).toHaveLength(1);
+    // Temporal is back (for the worker it never left): the delivery sweep starts the delivery.
+    await eventually(async () => {
+      const [now] = await stack.orm.em.fork().execute(`select status from emails where id = ?`, [row.id]);
+      if (now.status !== 'SENT') throw new Error(now.status);
+    }, 90_000);
+    await workflowsClosed(stack.temporal, [row.delivery_workflow_id]);
+    expect(smtp.messages.filter((m) => m.envelopeTo.includes('temporal-away@example.org'))).toHaveLength(1);
   });
 
   it('answers 451 4.3.0 to DATA while PostgreSQL is unreachable, and serves the same session again once it is back', async () => {

@@ -1,7 +1,7 @@
 /**
  * Mailroom started before Temporal, against a fresh server where nobody created its namespace or
- * search attributes: API and worker wait (saying so in JSON), answer /health with 503 naming
- * Temporal while it is away (nothing listening, or a Temporal that takes connections and never
+ * search attributes: API and worker wait (saying so in JSON), answer /health naming Temporal
+ * while it is away (the API 200 `degraded`: it stays in service, contract 2; the worker 503) (nothing listening, or a Temporal that takes connections and never
  * answers), become healthy when Temporal answers, set the namespace up themselves, import a CSV
  * to the last row, and after a Temporal restart accept work again.
  *
@@ -75,7 +75,7 @@ let workerHealth: HttpClient;
 let hung: Awaited<ReturnType<typeof startHungTemporal>> | undefined;
 const down = { status: 'degraded', database: 'ok', temporal: 'down' };
 
-it('waits for Temporal, saying so, and answers /health 503 naming Temporal while nothing listens at its address', async () => {
+it('waits for Temporal, saying so, and answers /health 200 degraded naming Temporal while nothing listens at its address', async () => {
   port = await findFreePort();
   address = `127.0.0.1:${port}`;
   const workerHealthPort = await findFreePort();
@@ -96,14 +96,14 @@ it('waits for Temporal, saying so, and answers /health 503 naming Temporal while
   await worker.waitForLine(waiting, 120_000);
   for (let i = 0; i < 3; i++) {
     const res = await http.get('/health');
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(200);
     expect(res.body).toEqual(down);
     await new Promise((resolve) => setTimeout(resolve, 600)); // past the one-second cache now and then
   }
   expect((await workerHealth.get('/health')).body).toEqual({ status: 'degraded', worker: 'STARTING', temporal: 'down' });
 }, 300_000);
 
-it('answers /health 503 naming Temporal while Temporal takes connections and never answers', async () => {
+it('answers /health 200 degraded naming Temporal while Temporal takes connections and never answers', async () => {
   hung = await startHungTemporal(port);
   // Until the API's health probe (GetSystemInfo, from grpc-js; the worker's SDK core is another
   // client) is among the calls left hanging, /health may still have answered from a refused
@@ -119,7 +119,7 @@ it('answers /health 503 naming Temporal while Temporal takes connections and nev
   );
   for (let i = 0; i < 3; i++) {
     const res = await http.get('/health');
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(200);
     expect(res.body).toEqual(down);
     await new Promise((resolve) => setTimeout(resolve, 600)); // past the one-second cache now and then
   }
@@ -131,7 +131,7 @@ it('answers /health 503 naming Temporal while Temporal takes connections and nev
 it('sets the namespace up itself once Temporal answers, imports to the last row, and accepts work again after a Temporal restart', async () => {
   // A fresh server: no Mailroom namespace, no search attributes.
   temporal = await startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port, namespace: 'default', searchAttributes: false });
-  await eventually(async () => (await http.get('/health')).status === 200, 120_000, 100);
+  await eventually(async () => (await http.get('/health')).body.status === 'ok', 120_000, 100);
   expect((await http.get('/health')).body).toEqual({ status: 'ok', database: 'ok', temporal: 'ok' });
 
   const { project } = await accountWithProject(http);
@@ -163,9 +163,9 @@ it('sets the namespace up itself once Temporal answers, imports to the last row,
   expect(all).toContainEqual(expect.objectContaining({ event: 'temporal.search_attributes_registered', namespace: NAMESPACE }));
   await eventually(async () => (await workerHealth.get('/health')).status === 200, 30_000);
 
-  // Temporal restarts (with its state, as a real cluster keeps it): 503 while down, work again after.
+  // Temporal restarts (with its state, as a real cluster keeps it): degraded while down, work again after.
   await temporal.stop();
-  await eventually(async () => (await http.get('/health')).status === 503, 30_000, 100);
+  await eventually(async () => (await http.get('/health')).body.status === 'degraded', 30_000, 100);
   expect((await http.get('/health')).body).toEqual(down);
   await new Promise((resolve) => setTimeout(resolve, 3000)); // long enough for reconnect backoff to grow
   temporal = await startTemporalDevServer({ binaryPath: ensureTemporalBinary(), port, namespace: NAMESPACE });

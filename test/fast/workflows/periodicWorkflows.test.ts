@@ -9,6 +9,7 @@ import type { EmailDeliveryActivities } from '../../../activities/emailDeliveryA
 import type { InboundActivities } from '../../../activities/inboundActivities';
 import type { SegmentActivities } from '../../../activities/segmentActivities';
 import { startFastTemporal, type FastTemporal } from '../support/temporalEnvironment';
+import { DELIVERY_SWEEP_AFTER_SECONDS } from '../../../workflows/emailDeliverySweepWorkflow';
 
 /**
  * The workflows the worker's schedules start (worker/schedules.ts): the hourly clean-up, the
@@ -159,7 +160,7 @@ describe('the sweeps', () => {
       },
     });
     await expect(run('emailDeliverySweepWorkflow')).resolves.toEqual({ started: 1, alreadyRunning: 1 });
-    expect(asked).toEqual({ olderThanSeconds: 120, limit: 5000 });
+    expect(asked).toEqual({ olderThanSeconds: DELIVERY_SWEEP_AFTER_SECONDS, limit: 5000 });
     const started = await expectRunning(`deliver-${a}`, 'emailDeliveryWorkflow', temporal.deliveryQueue);
     const [first] = (await started.fetchHistory()).events ?? [];
     expect(first.workflowExecutionStartedEventAttributes?.parentWorkflowExecution?.workflowId).toMatch(/^emailDeliverySweepWorkflow-/);
