@@ -1,9 +1,15 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
+import type { CpuStarvation } from '../lib/process/cpuStarvation';
 import { runWebhookDelivery, type DeliveryRunResult } from '../services/webhooks/webhookDelivery';
 
 /** Outbound webhooks (contract 18): one delivery run of an endpoint. */
-export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config' | 'orm' | 'logger' | 'webhookWakeups'>) {
+export function createWebhookDeliveryActivities(
+  deps: Pick<ActivityDeps, 'config' | 'orm' | 'logger' | 'webhookWakeups'> & {
+    /** A webhooks-only process at low priority: delivery waits while mail has the cores. */
+    starvation?: CpuStarvation;
+  },
+) {
   return {
     async deliverDueWebhookMessages(input: { endpointId: string }): Promise<DeliveryRunResult> {
       const context = Context.current();
@@ -16,6 +22,7 @@ export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config
           logger: deps.logger,
           register: (endpointId) => wakeups.register(endpointId),
           heartbeat: () => context.heartbeat(),
+          yieldToMail: deps.starvation ? () => deps.starvation!.yieldWhileStarved() : undefined,
           cancelled: context.cancellationSignal,
         },
         input.endpointId,

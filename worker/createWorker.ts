@@ -3,6 +3,7 @@ import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
 import { createWebhookDeliveryActivities } from '../activities/webhookDeliveryActivities';
+import { watchCpuStarvation, type CpuStarvation } from '../lib/process/cpuStarvation';
 import { activityFailureLogging } from './temporalLogging';
 import { deliveryTaskQueue, importTaskQueue, webhookTaskQueue } from '../temporal/taskQueues';
 import { createWebhookWakeups, type WebhookWakeups } from '../services/webhooks/webhookWakeups';
@@ -108,10 +109,13 @@ export type WebhookWorkerOptions = Pick<ActivityDeps, 'config' | 'orm' | 'logger
  * shared cores the sends, campaigns and the API come first and webhook delivery takes what is
  * left (docs/benchmarks.md, "Outbound webhooks"). The delivery workflows stay on the main queue.
  */
-export async function createWebhookWorker(options: WebhookWorkerOptions): Promise<MailroomWorkers> {
+export async function createWebhookWorker(options: WebhookWorkerOptions): Promise<MailroomWorkers & { starvation?: CpuStarvation }> {
   const webhookWakeups = createWebhookWakeupsOf(options, options.connection);
-  const worker = await webhookWorkerOf(options, options.connection, webhookWakeups);
-  return { worker, all: [worker], connection: options.connection, webhookWakeups };
+  // At a low priority its runs also wait while mail has the cores, so the PostgreSQL work they
+  // cause (at normal priority) waits too.
+  const starvation = options.config.webhookWorkerNice > 0 ? watchCpuStarvation() : undefined;
+  const worker = await webhookWorkerOf(options, options.connection, webhookWakeups, starvation);
+  return { worker, all: [worker], connection: options.connection, webhookWakeups, starvation };
 }
 
 function createWebhookWakeupsOf(options: Pick<ActivityDeps, 'config' | 'orm' | 'logger'>, connection: NativeConnection): WebhookWakeups {
@@ -126,9 +130,14 @@ function createWebhookWakeupsOf(options: Pick<ActivityDeps, 'config' | 'orm' | '
   return wakeups;
 }
 
-function webhookWorkerOf(options: Pick<ActivityDeps, 'config' | 'orm' | 'logger'>, connection: NativeConnection, wakeups: WebhookWakeups): Promise<Worker> {
+function webhookWorkerOf(
+  options: Pick<ActivityDeps, 'config' | 'orm' | 'logger'>,
+  connection: NativeConnection,
+  wakeups: WebhookWakeups,
+  starvation?: CpuStarvation,
+): Promise<Worker> {
   const { config } = options;
-  const activities = createWebhookDeliveryActivities({ ...options, webhookWakeups: wakeups });
+  const activities = createWebhookDeliveryActivities({ ...options, webhookWakeups: wakeups, starvation });
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,

@@ -93,13 +93,14 @@ async function main() {
   const orm = await createOrm(requireSetting(config.databaseUrl, 'DATABASE_URL'), {}, logger);
   if (webhooksOnly) {
     // Webhook delivery alone: no mail, no workflows (WORKER_ROLE, worker/createWorker.ts).
-    const { worker, all: workers, webhookWakeups } = await createWebhookWorker({ config, orm, logger, connection });
+    const { worker, all: workers, webhookWakeups, starvation } = await createWebhookWorker({ config, orm, logger, connection });
     health?.attach(worker, connection);
     logger.info({ ...describeConfig(config), ...describeTemporalConnection(connectionOptions), role: config.workerRole, nice }, 'worker started');
     await Promise.all(workers.map((w) => w.run()));
     logger.info('worker stopped; closing connections');
     await health?.close();
     await webhookWakeups?.close();
+    starvation?.close();
     await orm.close();
     await connection.close();
     flushLogger(logger);

@@ -54,6 +54,11 @@ export interface DeliveryRunDeps {
   register(endpointId: string): LocalDeliveryRun;
   /** Called often; Temporal's heartbeat. */
   heartbeat(): void;
+  /**
+   * Waits while more important work has the cores (a low-priority webhook process, see
+   * lib/process/cpuStarvation.ts), before each claim; absent where delivery shares a process with mail.
+   */
+  yieldToMail?: () => Promise<unknown>;
   /** Aborted when the workflow is cancelled (the endpoint deleted or disabled). */
   cancelled: AbortSignal;
 }
@@ -170,6 +175,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
         continue;
       }
       gathered = false;
+      if (deps.yieldToMail) await deps.yieldToMail();
       const free = cap - inFlight.size;
       const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
       // Changed since it was read (a rotated secret, a new url): read it again before sending.
