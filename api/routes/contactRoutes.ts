@@ -7,6 +7,7 @@ import { emailAddress } from '../schemas/commonFields';
 import { decodeCursor, encodeCursor } from '../http/cursor';
 import { keyAuthenticated } from '../auth/apiKey';
 import { contactRepository } from '../../db/contacts/contactRepository';
+import { deleteContacts } from '../../db/contacts/contactDeletion';
 import { serializeContact } from '../../services/contacts/contactShape';
 import { contactQueries } from '../../db/contacts/contactQueries';
 import { contactFields, customFieldPath, STANDARD_FIELDS } from '../../db/contacts/contactFields';
@@ -259,7 +260,7 @@ export function contactRoutes(deps: ApiDeps) {
 
   route.delete('/contacts/:id', { summary: 'Delete a contact', responses: { 204: { description: 'Deleted' } } }, async (ctx) => {
     const contact = await loadContact(ctx, ctx.params.id);
-    await contactRepository.deleteById(ctx.state.em, ctx.state.project!.id, contact.id);
+    await deleteContacts(ctx.state.em, ctx.state.project!.id, { ids: [contact.id] });
     ctx.status = 204;
   });
 

@@ -349,19 +349,6 @@ export const contactRepository = {
     await em.execute(`update contacts set email = ?, updated_at = now() where project_id = ? and id = ?`, [email, projectId, id]);
   },
 
-  async deleteById(em: EntityManager, projectId: string, id: string): Promise<void> {
-    await em.execute(`delete from contacts where project_id = ? and id = ?`, [projectId, id]);
-  },
-
-  /** Deletes the project's contacts among `ids`; answers the ids it deleted (an id of another project is not among them). */
-  async deleteManyById(em: EntityManager, projectId: string, ids: string[]): Promise<string[]> {
-    const rows = await em.execute<Array<{ id: string }>>(
-      `delete from contacts where project_id = ? and id in (select (jsonb_array_elements_text(?::jsonb))::uuid) returning id`,
-      [projectId, JSON.stringify(ids)],
-    );
-    return rows.map((r) => r.id);
-  },
-
   /**
    * Sets the subscription of the project's contacts among `ids` (a bulk job): each flip goes
    * through upsertByEmail, so it records its contact.subscribed / contact.unsubscribed event as

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { deleteContacts, lockContactsForDeletion } from '../contacts/contactDeletion';
 
 /**
  * Every table that holds a project's data (as opposed to the project itself and its members).
@@ -58,11 +59,20 @@ export const projectTablesKeptOnReset = [
 ] as const;
 
 export const projectDataRepository = {
-  /** Wipes the project's data in one transaction: all of it or none. */
+  /**
+   * Wipes the project's data in one transaction: all of it or none. Its contacts go through
+   * deleteContacts, and the contact deletion lock is its first statement: a writer holding the
+   * lock (a campaign wave) commits before any of the project's rows go.
+   */
   async wipe(em: EntityManager, projectId: string): Promise<Record<string, number>> {
     return em.transactional(async (tx) => {
+      await lockContactsForDeletion(tx, projectId);
       const counts: Record<string, number> = {};
       for (const table of projectDataTables) {
+        if (table === 'contacts') {
+          counts[table] = await deleteContacts(tx, projectId, 'all');
+          continue;
+        }
         const rows = await tx.execute(`with gone as (delete from ${table} where project_id = ? returning 1) select count(*)::int as n from gone`, [projectId]);
         counts[table] = rows[0].n;
       }

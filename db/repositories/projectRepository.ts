@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProjectSchema, type Project } from '../entities/project';
 import { ProjectMemberSchema, type MemberRole } from '../entities/projectMember';
 import { generateApiKeyPair, sha256Hex } from '../../lib/crypto';
+import { deleteContacts } from '../contacts/contactDeletion';
 
 export interface ProjectWithSecret {
   project: Project;
@@ -83,8 +84,14 @@ export const projectRepository = {
     return memberships.flatMap((m) => (byId.has(m.projectId) ? [{ project: byId.get(m.projectId)!, role: m.role }] : []));
   },
 
-  /** Deletes a project; every project table references projects with ON DELETE CASCADE. */
+  /**
+   * Deletes a project; every project table references projects with ON DELETE CASCADE. Its
+   * contacts go first, through deleteContacts (the contact deletion lock), in the same transaction.
+   */
   async delete(em: EntityManager, projectId: string): Promise<void> {
-    await em.nativeDelete(ProjectSchema, { id: projectId });
+    await em.transactional(async (tx) => {
+      await deleteContacts(tx, projectId, 'all');
+      await tx.nativeDelete(ProjectSchema, { id: projectId });
+    });
   },
 };

@@ -2,6 +2,7 @@ import type { Orm } from '../../db/orm';
 import type { EventTriggers } from '../events/eventTriggers';
 import { jobRepository, type JobError } from '../../db/jobs/jobRepository';
 import { contactRepository, type RecordedEvent } from '../../db/contacts/contactRepository';
+import { deleteContacts } from '../../db/contacts/contactDeletion';
 import { ContactJobFailure } from './contactJobFailure';
 
 export interface ContactBulkJobDeps {
@@ -27,7 +28,7 @@ export async function runBulkContactJob(deps: ContactBulkJobDeps, jobId: string)
     let found: string[];
     let events: RecordedEvent[] = [];
     if (job.type === 'BULK_DELETE') {
-      found = await contactRepository.deleteManyById(tx, job.projectId, ids);
+      found = await deleteContacts(tx, job.projectId, { ids });
     } else {
       const subscribed = job.type === 'BULK_SUBSCRIBE';
       ({ found, events } = await contactRepository.setSubscriptionById(tx, job.projectId, ids, subscribed, { source: 'bulk', detail: { jobId } }));
