@@ -17,7 +17,7 @@ import { compileTemplate } from '../mail/rendering/templateCompiler';
 import { findLandmarks } from '../mail/rendering/htmlLandmarks';
 import { htmlToText } from '../mail/rendering/htmlToText';
 import { applySplices, clickSplices, openPixel, type Splice } from '../mail/rendering/linkTracking';
-import { TextPartMemo } from '../mail/rendering/textPartMemo';
+import { textSkeletonOf } from '../mail/rendering/textSkeleton';
 import { unsubscribeFooter } from '../mail/rendering/unsubscribeFooter';
 import { emailLinks, type EmailLinks } from '../mail/links/signedLinks';
 import { templateVariables } from '../services/sending/templateVariables';
@@ -127,8 +127,9 @@ for (const { name, body } of bodies) {
   });
   const withFooter = recipients.map((_, i) => applySplices(renderedHtml[i], [footers[i]]));
   const oldText = time((i) => htmlToText(withFooter[i]));
-  const memo = new TextPartMemo();
-  const newText = time((i) => memo.textOf(withFooter[i], newLinks[i].contactToken));
+  // The text part from the template's skeleton (made once, on the first recipient), filled in with each recipient's values.
+  const skeleton = textSkeletonOf(compileTemplate('body', body).handlebarsSource!);
+  const newText = time((i) => skeleton?.textFor(newVariables[i], newLinks[i].unsubscribeUrl) ?? htmlToText(withFooter[i]));
   const oldTracking = time((i) => referenceStages.addTracking(withFooter[i], oldLinks[i], tracking));
   const targets = new Map();
   const newTracking = time((i) => {

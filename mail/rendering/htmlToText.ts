@@ -5,12 +5,15 @@ import { MAX_HTML_DEPTH } from './htmlLandmarks';
  * The text part of every email, derived from its HTML (before click tracking, so links show
  * their real targets). Links read "text [url]"; images give their alt text; the head, styles
  * and scripts give nothing. Rendered HTML nests at most MAX_HTML_DEPTH deep (checked before);
- * the converter's own bound is a second line against exhausting the stack.
+ * the converter's own bound is a second line against exhausting the stack. Lines are not
+ * hard-wrapped (docs/decisions.md, "Text parts without hard wraps"): mail clients soft-wrap
+ * text/plain and quoted-printable keeps the encoded lines legal; this is what lets the text part
+ * be made once per template (textSkeleton.ts), since no line break depends on a recipient's values.
  */
 const MAX_TEXT_DEPTH = MAX_HTML_DEPTH + 10;
 
 const options: HtmlToTextOptions = {
-  wordwrap: 78,
+  wordwrap: false,
   limits: { maxDepth: MAX_TEXT_DEPTH, maxInputLength: 20_000_000 },
   formatters: {
     altText(elem, _walk, builder) {

@@ -3,16 +3,17 @@ import type { EmailLinks } from '../links/signedLinks';
 import { compileTemplate, describeHandlebarsError, htmlTooDeep, type RenderFunction } from './templateCompiler';
 import { findLandmarks, MAX_HTML_DEPTH, type HrefSpan } from './htmlLandmarks';
 import { applySplices, clickSplices, MAX_TARGETS_KEPT, openPixel, type Splice, type TrackedTargets } from './linkTracking';
-import { MAX_REMEMBERED_HTML, TextPartMemo } from './textPartMemo';
+import { htmlToText } from './htmlToText';
+import { textSkeletonOf } from './textSkeleton';
 import { TemplateRenderError, type TemplateProblem } from './templateProblems';
 import { unsubscribeFooter } from './unsubscribeFooter';
 
 /**
  * A template made ready once for all its recipients (contract section 7): subject and body
  * compiled (MJML first), problems found, and what per-recipient rendering can reuse (the
- * classified link targets, the last text part). `renderPrepared` then does only what depends on
- * the recipient: the variables, one tokenizer pass over the rendered HTML (depth, `</body>`,
- * links), the footer, the text part and the signed links.
+ * classified link targets, the text part's skeleton). `renderPrepared` then does only what depends
+ * on the recipient: the variables, one tokenizer pass over the rendered HTML (depth, `</body>`,
+ * links), the footer, the text part (the skeleton's, filled in) and the signed links.
  */
 export type TemplateType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
 
@@ -35,7 +36,8 @@ export interface PreparedTemplate {
   readonly subject: RenderFunction | null;
   readonly body: RenderFunction | null;
   readonly trackedTargets: TrackedTargets;
-  readonly textMemo: TextPartMemo;
+  /** The Handlebars source of the body, whose text skeleton (textSkeleton.ts) makes the text part; null for a finished message. */
+  readonly bodySource: string | null;
 }
 
 export interface RenderedEmail {
@@ -54,14 +56,9 @@ export function checkTemplate(source: { subject: string; body: string }): Templa
   return problems;
 }
 
-/**
- * What renders of one body learn that holds for every variant of it (subject, type, tracking):
- * how its link targets are tracked, and its last text part (keyed by the whole HTML, footer
- * included, so any variant can use it).
- */
+/** What renders of one body learn that holds for every variant of it (subject, type, tracking): how its link targets are tracked. */
 interface BodyMemory {
   trackedTargets: TrackedTargets;
-  textMemo: TextPartMemo;
 }
 
 /** `tracking` applies when rendering gets links; null tracks nothing. */
@@ -75,7 +72,7 @@ export function prepareTemplate(source: TemplateSource, tracking: TrackingSettin
     subject: subject.render,
     body: body.render,
     trackedTargets: memory.trackedTargets,
-    textMemo: memory.textMemo,
+    bodySource: body.handlebarsSource ?? null,
   };
 }
 
@@ -91,19 +88,20 @@ export function literalTemplate(source: TemplateSource, tracking: TrackingSettin
     subject: () => source.subject,
     body: () => source.body,
     ...newBodyMemory(),
+    bodySource: null,
   };
 }
 
 function newBodyMemory(): BodyMemory {
-  return { trackedTargets: new Map(), textMemo: new TextPartMemo() };
+  return { trackedTargets: new Map() };
 }
 
 /**
  * Prepared templates kept for reuse, keyed by body (the same string object for a whole campaign
  * batch, so a lookup does not even read it) and then by type, tracking and subject. Bounded by
  * count and by size: each body is charged twice its length plus what its memory can hold (the
- * text memo keeps HTML of at most MAX_REMEMBERED_HTML characters, the tracked targets at most
- * MAX_TARGETS_KEPT); the compiled functions are bounded by compileTemplate's own cache.
+ * tracked targets, at most MAX_TARGETS_KEPT); the compiled functions are bounded by
+ * compileTemplate's own cache, the text skeletons by textSkeleton.ts's.
  */
 interface PreparedBody {
   memory: BodyMemory;
@@ -111,8 +109,8 @@ interface PreparedBody {
 }
 
 const MAX_VARIANTS_PER_BODY = 16;
-/** The remembered HTML (with its key) and text, and the targets with their encoded forms. */
-const BODY_MEMORY_ALLOWANCE = 3 * MAX_REMEMBERED_HTML + MAX_TARGETS_KEPT * 200;
+/** The targets with their encoded forms. */
+const BODY_MEMORY_ALLOWANCE = MAX_TARGETS_KEPT * 200;
 const prepared = new LRUCache<string, PreparedBody>({
   max: 500,
   maxSize: 64_000_000,
@@ -129,6 +127,15 @@ export function preparedTemplate(source: TemplateSource, tracking: TrackingSetti
   if (body.variants.size >= MAX_VARIANTS_PER_BODY) body.variants.clear();
   body.variants.set(variantKey, found);
   return found;
+}
+
+/**
+ * htmlToText(html), from the template's text skeleton when it has one that holds for these
+ * variables (html is the body rendered with them, plus the footer with `footerUrl` when given).
+ */
+function textPart(template: PreparedTemplate, variables: Record<string, unknown>, html: string, footerUrl: string | null): string {
+  const skeleton = template.bodySource === null ? null : textSkeletonOf(template.bodySource);
+  return skeleton?.textFor(variables, footerUrl) ?? htmlToText(html);
 }
 
 function renderField(field: 'subject' | 'body', render: RenderFunction, variables: Record<string, unknown>): string {
@@ -161,7 +168,7 @@ export function renderPrepared(template: PreparedTemplate, variables: Record<str
   // Raw variables ({{{html}}}) can nest what the template did not.
   if (landmarks.maxDepth > MAX_HTML_DEPTH) throw new TemplateRenderError([{ field: 'body', message: htmlTooDeep }]);
   const headers: Record<string, string> = {};
-  if (!links) return { subject, html: rendered, text: template.textMemo.textOf(rendered, null), headers };
+  if (!links) return { subject, html: rendered, text: textPart(template, variables, rendered, null), headers };
 
   // "Uses {{unsubscribeUrl}}" judged on what the recipient gets: the link is in the rendered HTML.
   const hasOwnUnsubscribeLink = rendered.includes(links.unsubscribeUrl);
@@ -177,7 +184,7 @@ export function renderPrepared(template: PreparedTemplate, variables: Record<str
   const withFooter = footer ? applySplices(rendered, [footer]) : rendered;
 
   // The text part keeps real link targets: no click redirects, no pixel.
-  const text = template.textMemo.textOf(withFooter, links.contactToken);
+  const text = textPart(template, variables, withFooter, footer ? links.unsubscribeUrl : null);
   const tracking = template.tracking;
   if (!tracking) return { subject, html: withFooter, text, headers };
 

@@ -18,6 +18,8 @@ export interface CompiledTemplate {
   render: RenderFunction | null;
   /** Messages of what is wrong; empty when `render` is set. */
   problems: string[];
+  /** What Handlebars compiled (after MJML and the `??` rewrite), when it did: the text part's skeleton is made from it. */
+  handlebarsSource?: string;
 }
 
 /** Largest sources accepted: a 1 MB body must work, with room for MJML's expansion. */
@@ -33,7 +35,8 @@ export const MAX_PLACEHOLDERS = 5_000;
 const cache = new LRUCache<string, CompiledTemplate>({
   max: 500,
   maxSize: 64_000_000,
-  sizeCalculation: (_value, key) => key.length + 1,
+  // The compiled source is charged too: for MJML it is a second, larger string (otherwise often the source itself).
+  sizeCalculation: (value, key) => key.length + 1 + (value.handlebarsSource?.length ?? 0),
 });
 
 export function compileTemplate(kind: TemplateKind, source: string): CompiledTemplate {
@@ -64,16 +67,17 @@ function compileUncached(kind: TemplateKind, source: string): CompiledTemplate {
   if (kind === 'body' && findLandmarks(html).maxDepth > MAX_HTML_DEPTH) return { render: null, problems: [htmlTooDeep] };
 
   let template: Handlebars.TemplateDelegate;
+  const handlebarsSource = rewriteFallbacks(html);
   try {
     // The subject is a header, not HTML: it is never escaped into entities.
-    template = handlebars.compile(rewriteFallbacks(html), { ...compileOptions, noEscape: kind === 'subject' });
+    template = handlebars.compile(handlebarsSource, { ...compileOptions, noEscape: kind === 'subject' });
     // Handlebars compiles lazily, on the first call: make it compile now, with no variables.
     withLoopBudget(() => template({}, runtimeOptions));
   } catch (error) {
     return { render: null, problems: [describeHandlebarsError(error)] };
   }
   const render: RenderFunction = (variables) => withLoopBudget(() => template(variables, runtimeOptions));
-  return { render, problems: [] };
+  return { render, problems: [], handlebarsSource };
 }
 
 export const htmlTooDeep = `HTML elements may nest at most ${MAX_HTML_DEPTH} levels deep`;
