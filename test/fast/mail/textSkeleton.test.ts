@@ -126,7 +126,7 @@ function variablesWith(value: unknown): Record<string, unknown> {
     if (value !== undefined) data[key] = value;
   }
   data.items = ['one', value];
-  return templateVariables({ id: links.contactId ?? 'c', email: 'ann@example.com', data }, {}, links);
+  return templateVariables({ id: '5b4c3f1e-2222-4a2b-9c3d-000000000002', email: 'ann@example.com', data }, {}, links);
 }
 
 /** What the renderer's text part must be: the body rendered, the footer added as renderPrepared does, converted. */
