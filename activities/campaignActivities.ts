@@ -5,8 +5,21 @@ import { campaignSendRepository, type CampaignForSend } from '../db/campaigns/ca
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import type { UsageCategory } from '../services/billing/usageCaps';
 import { sendCampaignBatch, type CampaignBatchResult } from '../services/campaigns/campaignBatch';
+import { ABANDONED_CLAIM_SECONDS, handOverAbandonedWaves } from '../services/campaigns/campaignWaves';
 
 export type { CampaignBatchResult } from '../services/campaigns/campaignBatch';
+
+/**
+ * How long the end of a send waits for running batches to hand their last wave over and let their
+ * claims go (a dead one's is taken after ABANDONED_CLAIM_SECONDS), within the activity's 5 minutes.
+ */
+const END_OF_SEND_WAIT_MS = 2 * ABANDONED_CLAIM_SECONDS * 1000;
+
+/** The running activity attempt, unique: a retry of the same activity is another attempt. */
+function attemptId(): string {
+  const { workflowExecution, activityId, attempt } = Context.current().info;
+  return `${workflowExecution?.runId ?? Buffer.from(Context.current().info.taskToken).toString('base64')}/${activityId}/${attempt}`;
+}
 
 export function createCampaignActivities({ config, orm, mail, campaignMail, logger, eventTriggers }: ActivityDeps) {
   // Campaign mail leaves through its own SMTP connections, so a running campaign never queues
@@ -39,11 +52,16 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
      */
     async stopCampaignAtCap(input: { campaignId: string; category: UsageCategory; limit: number | null; sent: number }): Promise<void> {
       await campaignStatus.stopAtCap(orm.em.fork(), input.campaignId, input);
+      await handOverAbandonedWaves(services, input.campaignId, attemptId(), { waitMs: END_OF_SEND_WAIT_MS });
     },
 
-    /** Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal). */
+    /**
+     * Marks a SCHEDULED or SENDING campaign CANCELLED (a cancel that came through Temporal), then
+     * hands over the waves its dead batches recorded (campaignWaves.handOverAbandonedWaves).
+     */
     async cancelCampaignSend(input: { campaignId: string }): Promise<void> {
       await campaignStatus.endSend(orm.em.fork(), input.campaignId);
+      await handOverAbandonedWaves(services, input.campaignId, attemptId(), { waitMs: END_OF_SEND_WAIT_MS });
     },
 
     /** SCHEDULED → SENDING; false when the campaign was cancelled or deleted meanwhile. */
@@ -66,6 +84,7 @@ export function createCampaignActivities({ config, orm, mail, campaignMail, logg
       return sendCampaignBatch({ services, logger }, input, {
         heartbeat: (details) => context.heartbeat(details),
         cancelled: () => context.cancellationSignal.aborted,
+        attempt: { id: attemptId(), retried: context.info.attempt > 1 },
       });
     },
 

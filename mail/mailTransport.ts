@@ -46,6 +46,13 @@ export class MailDeliveryError extends Error {
 export interface MailTransport {
   readonly kind: 'smtp' | 'outbox';
   send(mail: OutgoingMail): Promise<SentMail>;
+  /**
+   * Builds and signs `mail` as `send` would, without handing it over: a campaign wave records
+   * each message's stamp before its mail leaves. Throws MailDeliveryError (permanent) as `send` does.
+   */
+  build(mail: OutgoingMail): Promise<BuiltMessage>;
+  /** Hands over `message`, which `build` made from `mail` (or the builder rebuilt from its stamp), as `send` does once built. */
+  sendBuilt(mail: OutgoingMail, message: BuiltMessage): Promise<SentMail>;
   close(): Promise<void>;
 }
 
@@ -67,10 +74,13 @@ export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnecti
     { maxConnections, maxMessages: 500, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 },
     logger,
   );
-  return {
+  const transport: MailTransport = {
     kind: 'smtp',
     async send(mail) {
-      const message = await built(builder, mail);
+      return transport.sendBuilt(mail, await built(builder, mail));
+    },
+    build: (mail) => built(builder, mail),
+    async sendBuilt(mail, message) {
       try {
         // The bytes go out as built; the envelope names MAIL FROM (the From address) and RCPT TO.
         const answer = await relay.send({ envelope: message.envelope, raw: message.raw });
@@ -92,14 +102,18 @@ export function createSmtpTransport(smtpUrl: string, logger: Logger, maxConnecti
       relay.close();
     },
   };
+  return transport;
 }
 
 export function createOutboxTransport(orm: Orm, logger: Logger, builder: MessageBuilder = inlineBuilder): MailTransport {
-  return {
+  const transport: MailTransport = {
     kind: 'outbox',
     async send(mail) {
+      return transport.sendBuilt(mail, await built(builder, mail));
+    },
+    build: (mail) => built(builder, mail),
+    async sendBuilt(mail, message) {
       // The same bytes (DKIM signature included) that SMTP would carry.
-      const message = await built(builder, mail);
       const raw = message.raw;
       const em = orm.em.fork();
       const row = em.create(OutboxMessageSchema, {
@@ -124,6 +138,7 @@ export function createOutboxTransport(orm: Orm, logger: Logger, builder: Message
     },
     async close() {},
   };
+  return transport;
 }
 
 /** `builder`: where messages are built and signed (messageBuildPool.ts); its owner closes it. By default, inline. */

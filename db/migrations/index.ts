@@ -28,6 +28,7 @@ import { Migration20261127200000SessionRateLimit } from './Migration202611272000
 import { Migration20261127210000RequestLog } from './Migration20261127210000RequestLog';
 import { Migration20261128000000WebhookEndpoints } from './Migration20261128000000WebhookEndpoints';
 import { Migration20261128010000TimeOrderedIds } from './Migration20261128010000TimeOrderedIds';
+import { Migration20261201000000CampaignBatchClaims } from './Migration20261201000000CampaignBatchClaims';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -61,4 +62,5 @@ export const migrationsList = [
   { name: 'Migration20261127210000RequestLog', class: Migration20261127210000RequestLog },
   { name: 'Migration20261128000000WebhookEndpoints', class: Migration20261128000000WebhookEndpoints },
   { name: 'Migration20261128010000TimeOrderedIds', class: Migration20261128010000TimeOrderedIds },
+  { name: 'Migration20261201000000CampaignBatchClaims', class: Migration20261201000000CampaignBatchClaims },
 ];

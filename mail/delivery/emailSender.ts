@@ -1,5 +1,6 @@
 import type { EmailAttachment, EmailRow, DeliveryOutcome } from '../../db/emails/emailRepository';
-import { MailDeliveryError, type MailTransport, type OutgoingMail } from '../mailTransport';
+import { MailDeliveryError, type MailTransport, type OutgoingMail, type SentMail } from '../mailTransport';
+import type { BuiltMessage } from '../mime/messageBuilder';
 import type { DkimSigningKey } from '../../db/domains/domainRepository';
 import { returnPathAddress } from './returnPath';
 
@@ -17,17 +18,36 @@ export async function sendRecordedEmail(
   email: EmailRow,
   options: { dkim: DkimSigningKey | null; attachments: EmailAttachment[]; returnPathSubdomain: ReturnPathSubdomain },
 ): Promise<DeliveryOutcome> {
+  return handedOver(email.id, () => transport.send(recordedEmailDelivery(email, options)));
+}
+
+/**
+ * The mail `sendRecordedEmail` hands over for an email row, envelope sender included: what a
+ * campaign wave builds (MailTransport.build) before it records the row.
+ */
+export function recordedEmailDelivery(
+  email: EmailRow,
+  options: { dkim: DkimSigningKey | null; attachments: EmailAttachment[]; returnPathSubdomain: ReturnPathSubdomain },
+): OutgoingMail {
   const mail = recordedEmailMail(email, options);
   // The return path lives under the verified domain that signs (the one whose records list its
   // MX); mail sent without a domain key keeps its From address as the envelope sender.
   if (options.returnPathSubdomain && options.dkim) mail.envelopeFrom = returnPathAddress(email.id, options.returnPathSubdomain, options.dkim.domainName);
+  return mail;
+}
+
+/** Hands over a message built before its email was recorded (a campaign wave's), in `sendRecordedEmail`'s terms. */
+export function sendBuiltEmail(transport: MailTransport, emailId: string, mail: OutgoingMail, message: BuiltMessage): Promise<DeliveryOutcome> {
+  return handedOver(emailId, () => transport.sendBuilt(mail, message));
+}
+
+async function handedOver(emailId: string, handOver: () => Promise<SentMail>): Promise<DeliveryOutcome> {
   try {
-    const sent = await transport.send(mail);
-    return { emailId: email.id, status: 'SENT', providerMessageId: providerMessageId(sent.response), stamp: sent.stamp };
+    const sent = await handOver();
+    return { emailId, status: 'SENT', providerMessageId: providerMessageId(sent.response), stamp: sent.stamp };
   } catch (err) {
-    if (err instanceof MailDeliveryError && err.permanent)
-      return { emailId: email.id, status: 'FAILED', error: err.message.slice(0, 1000), stamp: err.stamp ?? null };
-    return { emailId: email.id, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
+    if (err instanceof MailDeliveryError && err.permanent) return { emailId, status: 'FAILED', error: err.message.slice(0, 1000), stamp: err.stamp ?? null };
+    return { emailId, status: 'RETRY', error: (err as Error).message?.slice(0, 1000) ?? 'delivery failed' };
   }
 }
 

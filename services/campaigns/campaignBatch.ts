@@ -1,14 +1,15 @@
 import crypto from 'node:crypto';
 import type { Logger } from '../../lib/logger';
 import { campaignSendRepository } from '../../db/campaigns/campaignSendRepository';
-import { emailRepository, type NewEmail } from '../../db/emails/emailRepository';
+import { campaignWaveRepository, type HandOverOutcome } from '../../db/campaigns/campaignWaveRepository';
 import { domainRepository } from '../../db/domains/domainRepository';
-import { usageCaps, type UsageCategory } from '../billing/usageCaps';
-import { CLAIM_HOLD_SECONDS, deliverRecordedEmails, type DeliveryServices } from '../sending/recordedEmailDelivery';
+import type { UsageCategory } from '../billing/usageCaps';
+import { senderSigning, type DeliveryServices } from '../sending/recordedEmailDelivery';
 import { composeEmail } from '../sending/emailComposer';
 import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 import { campaignStatus } from './campaignStatus';
-import { CAMPAIGN_WAVE, campaignBatchOwner } from './campaignBatchClaims';
+import { CAMPAIGN_WAVE, campaignBatchKey } from './campaignBatchClaims';
+import { buildWave, handOver, rebuildWave, recordRound } from './campaignWaves';
 
 export interface CampaignBatchResult {
   /** The campaign is no longer SENDING (cancelled, deleted, stopped because its project was disabled): stop. */
@@ -25,6 +26,14 @@ export interface CampaignBatchResult {
   capReached?: { category: UsageCategory; limit: number | null };
 }
 
+/**
+ * Fault injection for test/campaigns/campaignWaveKill.test.ts only, which sets it in the worker
+ * process it starts: that process kills itself right after recording this many waves, before
+ * handing the last one over (the moment a claim per batch must survive). Unset everywhere else.
+ */
+const KILL_AFTER_RECORDED_WAVES = Number(process.env.MAILROOM_TEST_KILL_AFTER_RECORDED_WAVES ?? 0);
+let recordedWaves = 0;
+
 export interface CampaignBatchDeps {
   /** Delivery through the campaign's own transport. */
   services: DeliveryServices;
@@ -35,16 +44,25 @@ export interface CampaignBatchDeps {
 export interface CampaignBatchControl {
   heartbeat(details: Record<string, unknown>): void;
   cancelled(): boolean;
+  /**
+   * The delivery attempt running the batch (an activity attempt: unique per retry), which owns the
+   * batch's claim; `retried` when an earlier attempt of the same batch may have recorded some of it.
+   */
+  attempt: { id: string; retried: boolean };
 }
 
 /**
- * One batch of the audience, from `afterContactId` on: renders and records one email per
- * recipient (the unique (campaign, contact) key makes a repeated batch find the emails it
- * recorded before instead of recording more), recorded already claimed by the batch's own
- * delivery (one row version fewer per email than claiming them afterwards), then delivers them
- * through the one delivery path; a repeated attempt takes over its claims under the same owner. Stops at once when the campaign is no longer SENDING, and between waves when its
- * project is disabled: then the batch ends the send itself (CANCELLED with the reason), so
- * every running batch sees the campaign is no longer SENDING.
+ * One batch of the audience, from `afterContactId` on, under one claim (campaign_batch_claims)
+ * owned by this attempt, in waves of CAMPAIGN_WAVE (services/campaigns/campaignWaves.ts): each
+ * wave is composed and its messages built and signed, then recorded in one statement in its
+ * final state (SENT, or SUPPRESSED by the recipient rule, within the monthly campaigns cap, only
+ * while the campaign is SENDING and its project enabled, only while the claim is this
+ * attempt's), with the previous wave's events; then the emails it recorded are handed over. A
+ * retried attempt takes the claim over, hands over again the one wave the superseded attempt
+ * recorded without it being known to have left, and goes on with the contacts that have no email
+ * yet (the unique (campaign, contact) key makes a second copy impossible anyway). A campaign no
+ * longer SENDING stops the batch after the wave in hand; a disabled project makes the batch end
+ * the send itself (CANCELLED with the reason), so every running batch sees it is no longer SENDING.
  */
 export async function sendCampaignBatch(
   deps: CampaignBatchDeps,
@@ -68,87 +86,107 @@ export async function sendCampaignBatch(
 
   const domain = await domainRepository.findSigningDomain(em, campaign.projectId, campaign.fromAddress);
   const senderDomain = domain?.domain ?? campaign.fromAddress.split('@')[1];
-  const suppressed = await emailRepository.suppressedAddresses(
-    em,
-    campaign.projectId,
-    page.contacts.map((c) => c.email),
-  );
-  const emails: NewEmail[] = page.contacts.map(
-    (contact) =>
-      composeEmail(config, {
-        id: crypto.randomUUID(),
-        projectId: campaign.projectId,
-        source: 'CAMPAIGN',
-        content: { subject: campaign.subject, body: campaign.body, type: campaign.type },
-        sender: { fromAddress: campaign.fromAddress, fromName: campaign.fromName, replyTo: campaign.replyTo, domain: senderDomain },
-        // The audience holds only subscribed contacts where the type asks for it; one who
-        // unsubscribed since is caught here and again just before sending.
-        recipient: {
-          toAddress: contact.email,
-          toName: null,
-          contactId: contact.id,
-          suppressed: suppressed.has(contact.email),
-          subscribed: contact.subscribed,
-        },
-        personalisation: { contact, requestData: {}, linkContactId: contact.id },
-        owners: { templateId: null, campaignId: campaign.id },
-        // The campaign's own workflow delivers them (the delivery sweep leaves campaign mail alone).
-        deliveryWorkflowId: campaignWorkflowId(campaign.id),
-      }).email,
-  );
-  const owner = campaignBatchOwner(campaign.id, input.afterContactId);
-  // Recorded and counted against the campaigns cap together: a batch the cap cuts short keeps
-  // the first recipients it can take (in contact order) and the campaign stops after it.
-  const cap = await em.transactional(async (tx) => {
-    const inserted = new Set(
-      await emailRepository.insertMany(tx, emails, { skipExistingCampaignEmails: true, claimedBy: { owner, holdSeconds: CLAIM_HOLD_SECONDS } }),
-    );
-    const queued = emails.filter((e) => e.status === 'QUEUED' && inserted.has(e.id)).map((e) => e.id);
-    const { granted, limit } = await usageCaps.reserveUpTo(tx, campaign.projectId, 'campaigns', queued.length);
-    const cut = queued.slice(granted);
-    if (cut.length) await campaignSendRepository.deleteBeyondCap(tx, cut);
-    return { reached: cut.length > 0, limit, allRecordedNow: inserted.size === emails.length, cut: new Set(cut) };
-  });
-  // A first attempt recorded every email itself and holds them; a repeated one asks which exist.
-  const recorded = cap.allRecordedNow ? new Map(emails.filter((e) => !cap.cut.has(e.id)).map((e) => [e.id, e])) : undefined;
-  const emailIds = recorded
-    ? [...recorded.keys()]
-    : await campaignSendRepository.emailIdsFor(
-        em,
-        campaign.id,
-        page.contacts.map((c) => c.id),
-      );
-  control.heartbeat({ recorded: emailIds.length });
+  const signing = senderSigning(services, campaign.fromAddress, domain);
+  const batch = { campaignId: campaign.id, projectId: campaign.projectId, batchStart: campaignBatchKey(input.afterContactId), attempt: control.attempt.id };
+  const onWait = () => control.heartbeat({ waitingForDatabase: true });
+  const result = { sent: 0, failed: 0, suppressed: 0, retry: [] as string[] };
+  const tally = (outcomes: HandOverOutcome[]) => {
+    for (const outcome of outcomes) {
+      if (outcome.status === 'SENT') result.sent++;
+      else if (outcome.status === 'FAILED') result.failed++;
+      else result.retry.push(outcome.emailId);
+    }
+  };
 
+  const taken = await campaignWaveRepository.takeBatch(em, batch.campaignId, batch.batchStart, batch.attempt);
+  // What the previous wave's hand-over did: recorded by the next round, or the last one.
+  let handedOver: HandOverOutcome[] = [];
+  if (taken.pendingWave.length) {
+    const rows = await campaignWaveRepository.pendingWaveRows(em, taken.pendingWave);
+    const { built, alreadySent } = rebuildWave(services, rows, signing);
+    handedOver = [...alreadySent, ...(await handOver(services, built))];
+    tally(handedOver);
+  }
+  const alreadyRecorded =
+    taken.retried || control.attempt.retried
+      ? await campaignWaveRepository.contactsWithEmail(
+          em,
+          campaign.id,
+          page.contacts.map((c) => c.id),
+        )
+      : new Set<string>();
+  const contacts = page.contacts.filter((c) => !alreadyRecorded.has(c.id));
+
+  let stopped = false;
+  let superseded = false;
   let disabled: { disabledReason: string | null } | undefined;
-  const { notHandedOver, ...result } = await deliverRecordedEmails(services, emailIds, owner, {
-    recorded,
-    waveSize: CAMPAIGN_WAVE,
-    onWave: (done) => control.heartbeat({ done }),
-    onWait: () => control.heartbeat({ waitingForDatabase: true }),
-    // A cancel reaches a running batch through its heartbeats or the campaign's status; a
-    // disabled project through its row, read with the status.
-    shouldStop: async () => {
-      if (control.cancelled()) return true;
-      const send = await campaignSendRepository.sendState(orm.em.fork(), campaign.id);
-      if (send.state === 'PROJECT_DISABLED') disabled = send;
-      return send.state !== 'SENDING';
-    },
-  });
-  // Stopped before handing them all over: the claims it recorded and did not use are let go.
-  if (notHandedOver?.length) await campaignSendRepository.releaseNotHandedOver(orm.em.fork(), campaign.id, owner, notHandedOver);
+  let cap: { limit: number | null } | undefined;
+  let covered = alreadyRecorded.size;
+  for (let i = 0; i < contacts.length; i += CAMPAIGN_WAVE) {
+    // A cancel reaches a running batch through its heartbeats, or the campaign's status below.
+    if (control.cancelled()) break;
+    const emails = contacts.slice(i, i + CAMPAIGN_WAVE).map(
+      (contact) =>
+        composeEmail(config, {
+          id: crypto.randomUUID(),
+          projectId: campaign.projectId,
+          source: 'CAMPAIGN',
+          content: { subject: campaign.subject, body: campaign.body, type: campaign.type },
+          sender: { fromAddress: campaign.fromAddress, fromName: campaign.fromName, replyTo: campaign.replyTo, domain: senderDomain },
+          // The recording statement applies the recipient rule as it records the wave, from the
+          // suppression list and the contact as they are then.
+          recipient: { toAddress: contact.email, toName: null, contactId: contact.id, suppressed: false, subscribed: true },
+          personalisation: { contact, requestData: {}, linkContactId: contact.id },
+          owners: { templateId: null, campaignId: campaign.id },
+          // The campaign's own workflow delivers them (the delivery sweep leaves campaign mail alone).
+          deliveryWorkflowId: campaignWorkflowId(campaign.id),
+        }).email,
+    );
+    const { wave, built } = await buildWave(services, emails, signing);
+    const round = await recordRound(services, { ...batch, handedOver, wave, release: false }, onWait);
+    if (!round.claimed) {
+      // A newer attempt owns the batch (this one was taken for dead): it records what this one handed over.
+      superseded = true;
+      break;
+    }
+    handedOver = [];
+    if (round.state.state !== 'SENDING') {
+      if (round.state.state === 'PROJECT_DISABLED') disabled = round.state;
+      stopped = true;
+      break;
+    }
+    covered += emails.length - round.beyondCap;
+    for (const email of round.recorded) {
+      if (email.status === 'SUPPRESSED') result.suppressed++;
+      else if (email.status === 'FAILED') result.failed++;
+    }
+    control.heartbeat({ recorded: covered });
+    if (KILL_AFTER_RECORDED_WAVES && ++recordedWaves === KILL_AFTER_RECORDED_WAVES) process.kill(process.pid, 'SIGKILL');
+    // Only what the statement recorded leaves; once recorded, it always leaves.
+    handedOver = await handOver(
+      services,
+      round.recorded.flatMap((email) => (email.status === 'SENT' && built.has(email.id) ? [built.get(email.id)!] : [])),
+    );
+    tally(handedOver);
+    if (round.beyondCap > 0) {
+      cap = { limit: round.capLimit };
+      break;
+    }
+  }
+  if (!superseded) await recordRound(services, { ...batch, handedOver, wave: [], release: true }, onWait);
   await campaignSendRepository.refreshSentCount(em, campaign.id);
+  const recipients = stopped || cap ? covered : page.contacts.length;
   if (disabled) {
     await stopForDisabledProject(deps, campaign.id, campaign.projectId, disabled.disabledReason);
-    return { stopped: true, nextCursor, recipients: emailIds.length, ...result };
+    return { stopped: true, nextCursor, recipients, ...result };
   }
   if (result.retry.length)
     logger.warn({ campaignId: campaign.id, emails: result.retry.length }, 'campaign: temporary delivery failures; handing them to a delivery workflow');
-  if (cap.reached) {
+  if (cap) {
     logger.info({ campaignId: campaign.id, projectId: campaign.projectId, limit: cap.limit }, 'campaign: the monthly campaigns cap is reached; the send stops');
-    return { stopped: false, nextCursor, recipients: emailIds.length, ...result, capReached: { category: 'campaigns', limit: cap.limit } };
+    return { stopped: false, nextCursor, recipients, ...result, capReached: { category: 'campaigns', limit: cap.limit } };
   }
-  return { stopped: false, nextCursor, recipients: page.contacts.length, ...result };
+  return { stopped, nextCursor, recipients, ...result };
 }
 
 async function stopForDisabledProject(deps: CampaignBatchDeps, campaignId: string, projectId: string, disabledReason: string | null): Promise<void> {

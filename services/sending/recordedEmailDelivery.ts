@@ -211,13 +211,13 @@ async function refusedByRecipient(em: ReturnType<Orm['em']['fork']>, emails: Ema
 const signingKeyCacheKey = (projectId: string, fromAddress: string) => `${projectId} ${fromAddress.split('@')[1]}`;
 
 /** How mail from a sender goes out: signed with this key (none for the outbox sender domain), or not at all, and why. */
-type SenderSigning = { dkim: DkimSigningKey | null } | { refusal: string };
+export type SenderSigning = { dkim: DkimSigningKey | null } | { refusal: string };
 
 /**
  * The outbox sender domain is decided by the transport in hand (outboxSenderRule): unsigned into
  * the outbox, refused by a relay. Any other sender needs its project's domain, whose key signs.
  */
-function senderSigning(services: DeliveryServices, fromAddress: string, domain: DomainRow | null): SenderSigning {
+export function senderSigning(services: DeliveryServices, fromAddress: string, domain: DomainRow | null): SenderSigning {
   const outbox = outboxSenderRule(fromAddress, services.transport.kind);
   if (outbox) return outbox.allowed ? { dkim: null } : { refusal: outbox.reason };
   if (!domain) return { refusal: `The sender domain of ${fromAddress} is no longer a domain of this project` };

@@ -100,7 +100,7 @@ describe('sending a campaign', () => {
     expect(workflow).toMatchObject({ phase: 'SENT', sent: 30, recipients: 30 });
   });
 
-  it('records each email already claimed by the batch that sends it: the outcome is the only update of its row', async () => {
+  it('records each email once, in its final state before its hand-over: no row is written again, and its bytes are reproducible', async () => {
     // Every update of a campaign email, seen from the database: which row, from and to which status.
     await sql(`create table test_campaign_email_updates (email_id uuid, old_status text, new_status text)`);
     await sql(`create function test_note_campaign_email_updates() returns trigger language plpgsql as $fn$
@@ -116,23 +116,93 @@ describe('sending a campaign', () => {
       const campaign = await createCampaign(project, domain);
       await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey });
       await untilStatus(project, campaign.id, 'SENT');
-      const updates = await sql(
-        `select u.old_status, u.new_status, count(*)::int as n, count(distinct u.email_id)::int as emails
-         from test_campaign_email_updates u join emails e on e.id = u.email_id where e.campaign_id = ?
-         group by 1, 2 order by 1, 2`,
-        [campaign.id],
-      );
-      // Claiming them after recording them was an update each (QUEUED → SENDING) before the outcome.
-      expect(updates).toEqual([{ old_status: 'SENDING', new_status: 'SENT', n: 120, emails: 120 }]);
-      const [row] = await sql(`select count(*)::int as n, min(attempts) as min, max(attempts) as max from emails where campaign_id = ? and status = 'SENT'`, [
+      const updates = await sql(`select count(*)::int as n from test_campaign_email_updates u join emails e on e.id = u.email_id where e.campaign_id = ?`, [
         campaign.id,
       ]);
-      expect(row).toEqual({ n: 120, min: 1, max: 1 });
+      // Claiming them, then recording the outcome, were two updates each before the claim per batch.
+      expect(updates).toEqual([{ n: 0 }]);
+      const [row] = await sql(
+        `select count(*)::int as n, min(attempts) as min, max(attempts) as max, count(message_stamp)::int as stamped, count(sent_at)::int as sent
+         from emails where campaign_id = ? and status = 'SENT'`,
+        [campaign.id],
+      );
+      expect(row).toEqual({ n: 120, min: 1, max: 1, stamped: 120, sent: 120 });
+      const [events] = await sql(
+        `select count(*)::int as n from events e join emails m on m.id = e.email_id where m.campaign_id = ? and e.name = 'email.sent'`,
+        [campaign.id],
+      );
+      expect(events.n).toBe(120);
+      // No claim is left behind once the batches ended.
+      expect(await sql(`select 1 from campaign_batch_claims where campaign_id = ?`, [campaign.id])).toHaveLength(0);
+      // The row rebuilds the very bytes the relay received (built and stamped before the row was written).
+      await eventually(() => {
+        if (received('once').length < 120) throw new Error(`${received('once').length} received`);
+      });
+      const one = received('once')[17];
+      const [email] = await sql(`select id from emails where campaign_id = ? and to_address = ?`, [campaign.id, one.envelopeTo[0]]);
+      const raw = await stack.http.get(`/emails/${email.id}/raw`, { key: project.secretKey });
+      expect(raw.status).toBe(200);
+      expect(raw.text).toBe(one.raw);
     } finally {
       await sql(`drop trigger test_campaign_email_updates on emails`);
       await sql(`drop function test_note_campaign_email_updates()`);
       await sql(`drop table test_campaign_email_updates`);
     }
+  });
+
+  it('a contact deleted, unsubscribed or suppressed after its batch read it, before its wave is recorded, gets no mail', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const everyone = await addContacts(project, 'late', 40);
+    const [deleted, unsubscribed, suppressed] = [everyone[3], everyone[17], everyone[31]];
+    const campaign = await createCampaign(project, domain);
+    // The batch has read its recipients when it takes its claim, and records its first wave after:
+    // a trigger on the claim changes the three contacts in between, as a concurrent request would.
+    await sql(`create function test_change_late_contacts() returns trigger language plpgsql as $fn$
+      begin
+        if new.campaign_id = '${campaign.id}' then
+          delete from contacts where project_id = '${project.id}' and email = '${deleted}';
+          update contacts set subscribed = false where project_id = '${project.id}' and email = '${unsubscribed}';
+          insert into email_suppressions (project_id, email, reason) values ('${project.id}', '${suppressed}', 'BOUNCE') on conflict do nothing;
+        end if;
+        return null;
+      end $fn$`);
+    await sql(`create trigger test_change_late_contacts after insert on campaign_batch_claims for each row execute function test_change_late_contacts()`);
+    try {
+      expect((await stack.http.post(`/campaigns/${campaign.id}/send`, {}, { key: project.secretKey })).status).toBe(200);
+      const sent = await untilStatus(project, campaign.id, 'SENT');
+      expect(sent).toMatchObject({ totalRecipients: 40, sentCount: 37 });
+    } finally {
+      await sql(`drop trigger test_change_late_contacts on campaign_batch_claims`);
+      await sql(`drop function test_change_late_contacts()`);
+    }
+    await eventually(() => {
+      if (received('late').length < 37) throw new Error(`${received('late').length} received`);
+    });
+    // The run has closed and its activities returned: nothing more will arrive.
+    await activitiesFinished(stack);
+    const addresses = received('late').map((m) => m.envelopeTo[0]);
+    expect(addresses).toHaveLength(37);
+    expect(addresses).not.toEqual(expect.arrayContaining([deleted]));
+    expect(addresses).not.toEqual(expect.arrayContaining([unsubscribed]));
+    expect(addresses).not.toEqual(expect.arrayContaining([suppressed]));
+    const rows = (await sql(`select to_address, status, error, sent_at, message_stamp from emails where campaign_id = ? and to_address = any(?::text[])`, [
+      campaign.id,
+      `{${[deleted, unsubscribed, suppressed].join(',')}}`,
+    ])) as Array<{ to_address: string }>;
+    expect(rows.sort((a, b) => a.to_address.localeCompare(b.to_address))).toEqual(
+      [
+        {
+          to_address: suppressed,
+          status: 'SUPPRESSED',
+          error: 'The address is suppressed after a hard bounce or a complaint',
+          sent_at: null,
+          message_stamp: null,
+        },
+        { to_address: unsubscribed, status: 'SUPPRESSED', error: 'The contact is unsubscribed', sent_at: null, message_stamp: null },
+      ].sort((a, b) => a.to_address.localeCompare(b.to_address)),
+    );
+    const workflow = await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
+    expect(workflow).toMatchObject({ phase: 'SENT', sent: 37, suppressed: 2 });
   });
 
   it("SEGMENT and FILTERED audiences: only the segment's members, only the contacts the condition matches", async () => {
