@@ -23,6 +23,7 @@ import { startSmtpSink } from './support/smtpSink';
 import { printProfileStages } from './support/cpuProfileStages';
 import { printAllocationStages } from './support/allocationStages';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
+import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject, type TestProject } from '../test/support/accounts';
 import { startTestDnsServer } from '../test/support/dnsServer';
@@ -131,6 +132,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
         await new Promise((r) => setTimeout(r, 20));
       }
     }
+    const writesAtSend = await rowWriteSnapshot(orm);
     const cpuAtSend = cpuSnapshot();
     const startedAt = Date.now();
     const send = await http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey });
@@ -154,6 +156,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
       }
     }
     const cpuAtEnd = cpuSnapshot();
+    const writesAtEnd = await rowWriteSnapshot(orm);
     const counts = sink.counts;
     const received = counts.received - before.received;
     sentCount = received;
@@ -192,6 +195,8 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
       'worker RSS at the end (MB)': (rssSamples[rssSamples.length - 1] ?? []).join(' / '),
       // From the send call to the poll that saw the last mail (within 250 ms of it).
       ...cpuPerUnit(cpuAtSend, cpuAtEnd, received),
+      // Webhook messages aside (issue 39's count); rollups and the like included.
+      ...rowWritesPerUnit(writesAtSend, writesAtEnd, received, ['webhook_messages']),
     });
     run = { received, startedAt, lastAt: counts.lastAt, mailsPerSecond: received / toLast };
     await options.afterSend?.(run);
