@@ -49,7 +49,8 @@ export function capRefusal(category: UsageCategory, current: CategoryUsage, n: n
  * quota back).
  *
  * Callers: services/sending/deliveryScheduler.ts (transactional sends, campaign test emails), the
- * campaign batch (services/campaigns/campaignBatch.ts, with `reserveUpTo`), the workflow SEND_EMAIL
+ * campaign waves (their recording statement raises the counter itself, under the same row lock:
+ * db/campaigns/campaignWaveRepository.ts; `reserveUpTo` remains for bench:recording), the workflow SEND_EMAIL
  * step (`reserve` with category 'workflows', services/billing/countedEmails.ts), and received mail
  * (services/inbound/inboundProcessing.ts: `headroom`, then `add`). Lock order: one category row per
  * call; a caller reserving for several projects does so in project id order.
