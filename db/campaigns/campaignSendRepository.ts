@@ -168,24 +168,6 @@ export const campaignSendRepository = {
     return { starts, next: covered === batchSize * count ? last.contact_id : null, remaining: covered };
   },
 
-  /** The campaign's emails for these contacts (recorded by this batch or an earlier attempt of it). */
-  async emailIdsFor(em: EntityManager, campaignId: string, contactIds: string[]): Promise<string[]> {
-    if (!contactIds.length) return [];
-    const rows = await queryRows<{ id: string }>(em, `select id from emails where campaign_id = ? and contact_id = any(?::uuid[]) order by contact_id`, [
-      campaignId,
-      `{${contactIds.join(',')}}`,
-    ]);
-    return rows.map((r) => r.id);
-  },
-
-  /**
-   * Deletes emails a batch recorded that the campaigns cap had no room for, in the transaction
-   * that recorded them (the cap counted none of them).
-   */
-  async deleteBeyondCap(tx: EntityManager, emailIds: string[]): Promise<void> {
-    await tx.execute(`delete from emails where id = any(?::uuid[])`, [`{${emailIds.join(',')}}`]);
-  },
-
   /**
    * sentCount from the campaign's rollup rows, which the emails table's triggers keep in the same
    * transaction as every sent_at they count: exact, so a repeated batch cannot count twice, and a
@@ -258,34 +240,5 @@ export const campaignSendRepository = {
       [campaignId, owners, waveSize, campaignId],
     );
     return row.n;
-  },
-
-  /**
-   * Lets go of emails a batch recorded claimed and stopped before handing over (still held by
-   * `owner`, never claimed again). With the send ended they are withdrawn (see
-   * withdrawUnattempted); while the campaign is still SENDING (the batch's run went away) they go
-   * back to QUEUED and unattempted, as they were before a claim. The campaign's row is read
-   * locked, so an end of the send committing meanwhile is seen here, or sees these as QUEUED.
-   */
-  async releaseNotHandedOver(em: EntityManager, campaignId: string, owner: string, ids: string[]): Promise<void> {
-    if (!ids.length) return;
-    await em.transactional(async (tx) => {
-      const [campaign] = await queryRows<Pick<CampaignTableRow, 'status'>>(tx, `select status from campaigns where id = ? for share`, [campaignId]);
-      const params = [`{${ids.join(',')}}`, owner];
-      const ours = `id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ? and attempts = 1`;
-      if (campaign?.status === 'SENDING') {
-        await tx.execute(
-          `update emails set status = 'QUEUED', attempts = 0, claimed_by = null, claimed_until = null, updated_at = now() where ${ours}`,
-          params,
-        );
-        return;
-      }
-      await tx.execute(
-        `with withdrawn as (delete from emails where ${ours} returning project_id, source, created_at),
-         released as (${billingUsageRepository.releaseSql('withdrawn')})
-         select 1`,
-        params,
-      );
-    });
   },
 };

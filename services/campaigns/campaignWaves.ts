@@ -202,8 +202,9 @@ function returnPathOf(services: DeliveryServices): string | null {
 
 /**
  * A composed email as its row will read back once recorded (what recordedEmailMail reads), so the
- * message built now is the one the row rebuilds. Every field written out: a spread made V8 build
- * each as a slow dictionary object (see recordedEmailDelivery's asHeldRow).
+ * message built now is the one the row rebuilds. Every field written out: the shorter
+ * `{ ...email, status: 'SENT', … }` made V8 build each row as a slow dictionary object, 24 µs and
+ * ~12 KB of garbage an email against 0.35 µs (`git show b2a36a7^:README.md`, "session 6").
  */
 function asRecordedRow(email: NewEmail): EmailRow {
   return {

@@ -2,7 +2,7 @@ import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/config';
 import type { EventTriggers } from '../events/eventTriggers';
 import type { MailTransport } from '../../mail/mailTransport';
-import { emailRepository, inStoredOrder, type DeliveryOutcome, type EmailAttachment, type EmailRow, type NewEmail } from '../../db/emails/emailRepository';
+import { emailRepository, type DeliveryOutcome, type EmailAttachment, type EmailRow } from '../../db/emails/emailRepository';
 import { domainRepository, type DkimSigningKey, type DomainRow } from '../../db/domains/domainRepository';
 import { contactRepository } from '../../db/contacts/contactRepository';
 import { sendRecordedEmail } from '../../mail/delivery/emailSender';
@@ -16,11 +16,6 @@ export interface DeliveryAttemptResult {
   suppressed: number;
   /** Emails that failed temporarily: to try again after a wait. */
   retry: string[];
-  /**
-   * With `recorded`: the emails recorded claimed that this attempt stopped before handing over
-   * (`shouldStop`), still held by `owner`; their caller releases them.
-   */
-  notHandedOver?: string[];
 }
 
 export interface DeliveryServices {
@@ -56,7 +51,6 @@ export async function deliverRecordedEmails(
   options: {
     onWave?: (done: number) => void;
     waveSize?: number;
-    shouldStop?: () => Promise<boolean>;
     /** Called while a sent wave waits for the database to record it (an activity's heartbeat). */
     onWait?: () => void;
     /**
@@ -65,13 +59,6 @@ export async function deliverRecordedEmails(
      * answers rather than asking the database again.
      */
     justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
-    /**
-     * The emails as their caller recorded them in this same activity, already claimed by `owner`
-     * (insertMany's `claimedBy`), when it holds every one of `emailIds` (a campaign batch's first
-     * attempt): no claim is written; each wave reads which of them `owner` still holds, and sends
-     * those from memory. The QUEUED ones are the claimed ones (SUPPRESSED ones were not claimed).
-     */
-    recorded?: Map<string, NewEmail>;
   } = {},
 ): Promise<DeliveryAttemptResult> {
   const { orm } = services;
@@ -83,21 +70,10 @@ export async function deliverRecordedEmails(
   const attachmentSets = new Map<string, EmailAttachment[]>();
   const listeners = services.config.smtpListeners;
   const returnPathSubdomain = listeners.inboundMxHost ? listeners.returnPathSubdomain : null;
-  // Claimed wave by wave, so that stopping between waves (a cancelled campaign) leaves the rest
-  // untouched rather than held; emails recorded claimed that are left so are answered back.
   for (let i = 0; i < emailIds.length; i += waveSize) {
-    if (options.shouldStop && (await options.shouldStop())) {
-      if (options.recorded) {
-        const recorded = options.recorded;
-        result.notHandedOver = emailIds.slice(i).filter((id) => recorded.get(id)?.status === 'QUEUED');
-      }
-      break;
-    }
     const em = orm.em.fork();
     const wave = emailIds.slice(i, i + waveSize);
-    const claimed = options.recorded
-      ? await stillHeld(em, wave, owner, options.recorded)
-      : await emailRepository.claimForDelivery(em, wave, owner, CLAIM_HOLD_SECONDS);
+    const claimed = await emailRepository.claimForDelivery(em, wave, owner, CLAIM_HOLD_SECONDS);
     if (!claimed.length) continue;
     const refusals = options.justRecorded ? new Map<string, string>() : await refusedByRecipient(em, claimed);
     const outcomes = await Promise.all(
@@ -120,58 +96,6 @@ export async function deliverRecordedEmails(
     options.onWave?.(i + waveSize);
   }
   return result;
-}
-
-/** The wave's emails recorded claimed by `owner` that it still holds, as the rows say (first attempt). */
-async function stillHeld(em: ReturnType<Orm['em']['fork']>, ids: string[], owner: string, recorded: Map<string, NewEmail>): Promise<EmailRow[]> {
-  const claimedIds = ids.filter((id) => recorded.get(id)?.status === 'QUEUED');
-  const held = await emailRepository.heldBy(em, claimedIds, owner);
-  return claimedIds.filter((id) => held.has(id)).map((id) => asHeldRow(recorded.get(id)!));
-}
-
-/**
- * A recorded email as its row reads while its batch holds it. Every field is written out: the
- * shorter `{ ...email, status: 'SENDING', … }` made V8 build each row as a slow dictionary
- * object, costing CPU and garbage on every campaign email: 24 µs and ~12 KB of garbage an email
- * against 0.35 µs written out. docs/benchmarks.md did not keep these figures; they are in the
- * README's Benchmarks before it moved to docs/ (`git show b2a36a7^:README.md`, "session 6").
- */
-function asHeldRow(email: NewEmail): EmailRow {
-  return {
-    id: email.id,
-    projectId: email.projectId,
-    contactId: email.contactId,
-    templateId: email.templateId,
-    campaignId: email.campaignId,
-    workflowExecutionId: email.workflowExecutionId,
-    source: email.source,
-    type: email.type,
-    subject: email.subject,
-    fromAddress: email.fromAddress,
-    fromName: email.fromName,
-    replyTo: email.replyTo,
-    toAddress: email.toAddress,
-    toName: email.toName,
-    html: email.html,
-    text: email.text,
-    headers: inStoredOrder(email.headers),
-    attachmentSetId: email.attachmentSetId,
-    status: 'SENDING',
-    error: null,
-    messageId: email.messageId,
-    deliveryWorkflowId: email.deliveryWorkflowId,
-    providerMessageId: null,
-    attempts: 1,
-    sentAt: null,
-    deliveredAt: null,
-    openedAt: null,
-    clickedAt: null,
-    bouncedAt: null,
-    complainedAt: null,
-    opens: 0,
-    clicks: 0,
-    createdAt: new Date(),
-  };
 }
 
 /**
