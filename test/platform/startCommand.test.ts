@@ -39,8 +39,10 @@ describe('the start command on embedded defaults', () => {
     const url = `http://127.0.0.1:${ports.api}`;
     await eventually(
       async () => {
+        // 200 "degraded" (Temporal not answering yet) keeps a load balancer sending; ready is "ok" (contract 2).
         const res = await fetch(`${url}/health`);
-        if (res.status !== 200) throw new Error(`health ${res.status}`);
+        const body = (await res.json().catch(() => null)) as { status?: string } | null;
+        if (res.status !== 200 || body?.status !== 'ok') throw new Error(`health ${res.status} ${JSON.stringify(body)}`);
       },
       90_000,
       250,
