@@ -16,6 +16,7 @@ import type { AlsoInTransaction } from '../../services/sending/deliveryScheduler
 import { emailAddress } from '../schemas/commonFields';
 import { readSubmittedMessage, type SubmittedMessage } from './submittedMessage';
 import { smtpReply, type SmtpRoleHooks } from './smtpListener';
+import { newTimeOrderedId } from '../../lib/ids/timeOrderedId';
 
 /** RCPT TO one message may carry (contract 20); each gets its own email. */
 export const MAX_SUBMISSION_RECIPIENTS = 50;
@@ -175,7 +176,7 @@ export function submissionRole(deps: ApiDeps): SmtpRoleHooks {
     const ttl = config.idempotencyKeyTtlHours;
     // The ids are chosen before the claim and kept with it: a claim whose process died after
     // recording the emails is then finished with them rather than sent again.
-    const ids = recipients.map(() => crypto.randomUUID());
+    const ids = recipients.map(() => newTimeOrderedId());
     let claimed = await idempotencyKeyRepository.claim(em, project.id, key, fingerprint, ttl, ids);
     if (!claimed) {
       const existing = await idempotencyKeyRepository.find(em, project.id, key);

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { Logger } from '../../lib/logger';
 import { campaignSendRepository } from '../../db/campaigns/campaignSendRepository';
 import { campaignWaveRepository, type HandOverOutcome } from '../../db/campaigns/campaignWaveRepository';
@@ -10,6 +9,7 @@ import { campaignWorkflowId } from '../../temporal/deliveryWorkflowStart';
 import { campaignStatus } from './campaignStatus';
 import { CAMPAIGN_WAVE, campaignBatchKey } from './campaignBatchClaims';
 import { buildWave, handOver, rebuildWave, recordRound } from './campaignWaves';
+import { newTimeOrderedId } from '../../lib/ids/timeOrderedId';
 
 export interface CampaignBatchResult {
   /** The campaign is no longer SENDING (cancelled, deleted, stopped because its project was disabled): stop. */
@@ -128,7 +128,7 @@ export async function sendCampaignBatch(
     const emails = contacts.slice(i, i + CAMPAIGN_WAVE).map(
       (contact) =>
         composeEmail(config, {
-          id: crypto.randomUUID(),
+          id: newTimeOrderedId(),
           projectId: campaign.projectId,
           source: 'CAMPAIGN',
           content: { subject: campaign.subject, body: campaign.body, type: campaign.type },

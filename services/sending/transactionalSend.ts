@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../../db/contacts/contactRepository';
 import { emailRepository, type EmailAttachment, type NewEmail } from '../../db/emails/emailRepository';
@@ -9,6 +8,7 @@ import type { ContactWriteBatcher } from '../contacts/contactWriteBatcher';
 import type { CapUsageLookup } from '../billing/capUsageLookup';
 import type { AlsoInTransaction, DeliveryScheduler } from './deliveryScheduler';
 import { composeEmail, type ComposerConfig, type EmailContent } from './emailComposer';
+import { newTimeOrderedId } from '../../lib/ids/timeOrderedId';
 
 /** What the one send service needs: the same objects /v1/send and the SMTP relay are given by api/server.ts. */
 export interface TransactionalSendDeps {
@@ -116,7 +116,7 @@ export async function sendTransactional(deps: TransactionalSendDeps, em: EntityM
   const emails: NewEmail[] = upserts.map(
     ({ contact, suppressed }, index) =>
       composeEmail(deps.config, {
-        id: request.emailIds?.[index] ?? crypto.randomUUID(),
+        id: request.emailIds?.[index] ?? newTimeOrderedId(),
         projectId,
         source: 'TRANSACTIONAL',
         content,
