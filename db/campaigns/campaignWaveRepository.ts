@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
-import { toEmail, type EmailRow, type EmailStatus, type EmailTableRow, type NewEmail, type StoredMessageStamp } from '../emails/emailRepository';
+import { emailRecord, toEmail, type EmailRow, type EmailStatus, type EmailTableRow, type NewEmail, type StoredMessageStamp } from '../emails/emailRepository';
 import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
 import { queryRows } from '../sql/rows';
@@ -273,29 +273,8 @@ export const campaignWaveRepository = {
           })),
         ),
         JSON.stringify(
-          round.wave.map(({ email: e, stamp, failure }, position) => ({
-            position,
-            id: e.id,
-            project_id: e.projectId,
-            contact_id: e.contactId,
-            template_id: e.templateId,
-            campaign_id: e.campaignId ?? null,
-            source: e.source,
-            type: e.type,
-            subject: e.subject,
-            from_address: e.fromAddress,
-            from_name: e.fromName,
-            reply_to: e.replyTo,
-            to_address: e.toAddress,
-            to_name: e.toName,
-            html: e.html,
-            text: e.text,
-            headers: e.headers,
-            message_id: e.messageId,
-            delivery_workflow_id: e.deliveryWorkflowId,
-            message_stamp: stamp,
-            failure,
-          })),
+          // The statement reads the columns it names (the status comes from its own rules).
+          round.wave.map(({ email, stamp, failure }, position) => ({ position, ...emailRecord(email), message_stamp: stamp, failure })),
         ),
         round.refusals.suppressed,
         round.refusals.unsubscribed,

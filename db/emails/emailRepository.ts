@@ -196,6 +196,37 @@ export function toEmail(row: EmailTableRow): EmailRow {
   };
 }
 
+/**
+ * A new email as the columns of an `emails` row, for `jsonb_to_recordset` (Knex would expand an
+ * array binding): insertMany's and the campaign waves' statements read it, each the columns it names.
+ */
+export function emailRecord(e: NewEmail) {
+  return {
+    id: e.id,
+    project_id: e.projectId,
+    contact_id: e.contactId,
+    template_id: e.templateId,
+    campaign_id: e.campaignId ?? null,
+    workflow_execution_id: e.workflowExecutionId ?? null,
+    source: e.source,
+    type: e.type,
+    subject: e.subject,
+    from_address: e.fromAddress,
+    from_name: e.fromName,
+    reply_to: e.replyTo,
+    to_address: e.toAddress,
+    to_name: e.toName,
+    html: e.html,
+    text: e.text,
+    headers: e.headers,
+    attachment_set_id: e.attachmentSetId,
+    status: e.status,
+    error: e.error ?? null,
+    message_id: e.messageId,
+    delivery_workflow_id: e.deliveryWorkflowId,
+  };
+}
+
 export const emailRepository = {
   /**
    * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
@@ -231,37 +262,7 @@ export const emailRepository = {
          message_id text, delivery_workflow_id text)) r
        ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
-      [
-        claim?.owner ?? null,
-        claim?.holdSeconds ?? 0,
-        claim !== undefined,
-        JSON.stringify(
-          emails.map((e) => ({
-            id: e.id,
-            project_id: e.projectId,
-            contact_id: e.contactId,
-            template_id: e.templateId,
-            campaign_id: e.campaignId ?? null,
-            workflow_execution_id: e.workflowExecutionId ?? null,
-            source: e.source,
-            type: e.type,
-            subject: e.subject,
-            from_address: e.fromAddress,
-            from_name: e.fromName,
-            reply_to: e.replyTo,
-            to_address: e.toAddress,
-            to_name: e.toName,
-            html: e.html,
-            text: e.text,
-            headers: e.headers,
-            attachment_set_id: e.attachmentSetId,
-            status: e.status,
-            error: e.error ?? null,
-            message_id: e.messageId,
-            delivery_workflow_id: e.deliveryWorkflowId,
-          })),
-        ),
-      ],
+      [claim?.owner ?? null, claim?.holdSeconds ?? 0, claim !== undefined, JSON.stringify(emails.map(emailRecord))],
     );
     return inserted.map((r) => r.id);
   },
