@@ -16,12 +16,29 @@ export interface CpuStarvation {
   close(): void;
 }
 
-export function watchCpuStarvation(options: { thresholdMs?: number; maxWaitMs?: number; stepMs?: number } = {}): CpuStarvation {
+/** What the watch reads of the event loop's delay: node's IntervalHistogram has this shape. */
+export interface LoopDelaySamples {
+  readonly count: number;
+  /** Nanoseconds. */
+  readonly mean: number;
+  reset(): void;
+}
+
+export interface CpuStarvationOptions {
+  thresholdMs?: number;
+  maxWaitMs?: number;
+  stepMs?: number;
+  /** Where the delay samples come from; the process's own event loop unless a test scripts them. */
+  samples?: LoopDelaySamples;
+}
+
+export function watchCpuStarvation(options: CpuStarvationOptions = {}): CpuStarvation {
   const thresholdNs = (options.thresholdMs ?? 8) * 1e6;
   const maxWaitMs = options.maxWaitMs ?? 1000;
   const stepMs = options.stepMs ?? 50;
-  const delay = monitorEventLoopDelay({ resolution: 5 });
-  delay.enable();
+  const monitor = options.samples ? undefined : monitorEventLoopDelay({ resolution: 5 });
+  monitor?.enable();
+  const delay: LoopDelaySamples = options.samples ?? monitor!;
   return {
     async yieldWhileStarved() {
       let waited = 0;
@@ -35,6 +52,6 @@ export function watchCpuStarvation(options: { thresholdMs?: number; maxWaitMs?: 
       delay.reset();
       return waited;
     },
-    close: () => delay.disable(),
+    close: () => monitor?.disable(),
   };
 }
