@@ -196,7 +196,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
       // From the send call to the poll that saw the last mail (within 250 ms of it).
       ...cpuPerUnit(cpuAtSend, cpuAtEnd, received),
       // Webhook messages aside (issue 39's count); rollups and the like included.
-      ...rowWritesPerUnit(writesAtSend, writesAtEnd, received, ['webhook_messages']),
+      ...(await rowWritesPerUnit(orm, writesAtSend, writesAtEnd, received, ['webhook_messages'])),
     });
     run = { received, startedAt, lastAt: counts.lastAt, mailsPerSecond: received / toLast };
     await options.afterSend?.(run);

@@ -179,6 +179,25 @@ function concernsRecipient(email: LockedEmail, recipients: string[]): boolean {
   return recipients.length === 0 || recipients.map(normaliseAddress).includes(normaliseAddress(email.to_address));
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The email a Message-ID names, if Mailroom wrote it: every email Mailroom sends carries
+ * `<its id@its sending domain>` (services/sending/emailComposer.ts), so the id is read out of the
+ * Message-ID and the row found by its primary key, then checked to hold that very Message-ID (with
+ * or without angle brackets, as reports quote it). Any other Message-ID names no email of ours
+ * (received mail keeps its own, and no report is about it): no index on message_id is needed,
+ * which spares every email an index entry (docs/architecture/indexes.md).
+ */
+function emailNamedByMessageId(messageId: string | undefined): { id: string; forms: [string, string] } | null {
+  const bare = messageId?.trim().replace(/^<|>$/g, '').trim();
+  if (!bare) return null;
+  const at = bare.lastIndexOf('@');
+  const id = at > 0 ? bare.slice(0, at) : '';
+  if (!UUID.test(id)) return null;
+  return { id: id.toLowerCase(), forms: [`<${bare}>`, bare] };
+}
+
 export const emailFeedbackRepository = {
   /** A valid open pixel was fetched. Null when the email no longer exists. */
   async recordOpen(em: EntityManager, emailId: string): Promise<FeedbackOutcome | null> {
@@ -209,12 +228,12 @@ export const emailFeedbackRepository = {
       );
       return found(row);
     }
-    const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
-    if (!bare) return null;
+    const named = emailNamedByMessageId(ids.messageId);
+    if (!named) return null;
     const [row] = await queryRows<{ id: string; to_address: string }>(
       em,
-      `select id, to_address from emails where message_id in (?, ?) and project_id = ? and source <> 'INBOUND' limit 1`,
-      [`<${bare}>`, bare, projectId],
+      `select id, to_address from emails where id = ? and message_id in (?, ?) and project_id = ? and source <> 'INBOUND'`,
+      [named.id, ...named.forms, projectId],
     );
     return found(row);
   },
@@ -228,9 +247,12 @@ export const emailFeedbackRepository = {
       const [row] = await queryRows<{ id: string }>(em, `select id from emails where provider_message_id = ? limit 1`, [ids.providerMessageId]);
       if (row) return row.id;
     }
-    const bare = ids.messageId?.trim().replace(/^<|>$/g, '').trim();
-    if (bare) {
-      const [row] = await queryRows<{ id: string }>(em, `select id from emails where message_id in (?, ?) limit 1`, [`<${bare}>`, bare]);
+    const named = emailNamedByMessageId(ids.messageId);
+    if (named) {
+      const [row] = await queryRows<{ id: string }>(em, `select id from emails where id = ? and message_id in (?, ?) and source <> 'INBOUND'`, [
+        named.id,
+        ...named.forms,
+      ]);
       if (row) return row.id;
     }
     return null;

@@ -29,6 +29,7 @@ import { Migration20261127210000RequestLog } from './Migration20261127210000Requ
 import { Migration20261128000000WebhookEndpoints } from './Migration20261128000000WebhookEndpoints';
 import { Migration20261128010000TimeOrderedIds } from './Migration20261128010000TimeOrderedIds';
 import { Migration20261201000000CampaignBatchClaims } from './Migration20261201000000CampaignBatchClaims';
+import { Migration20261202000000EmailMessageIdIndexDropped } from './Migration20261202000000EmailMessageIdIndexDropped';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -63,4 +64,5 @@ export const migrationsList = [
   { name: 'Migration20261128000000WebhookEndpoints', class: Migration20261128000000WebhookEndpoints },
   { name: 'Migration20261128010000TimeOrderedIds', class: Migration20261128010000TimeOrderedIds },
   { name: 'Migration20261201000000CampaignBatchClaims', class: Migration20261201000000CampaignBatchClaims },
+  { name: 'Migration20261202000000EmailMessageIdIndexDropped', class: Migration20261202000000EmailMessageIdIndexDropped },
 ];
