@@ -13,6 +13,13 @@
  * on its own, and its CPU is read from /proc before and after: the PostgreSQL backend's (the
  * server must be on this machine) and this process's. Steadier than the end-to-end campaign
  * bench, where the machine's other processes move the figures by ±15 % from run to run.
+ *
+ * With RECORDING_FOREIGN_KEYS=compare it measures instead the statement a campaign wave is
+ * recorded with now (campaignWaveRepository.recordRound, services/campaigns/campaignWaves.ts: one
+ * per wave of 25, the previous wave's email.sent events with it, and the round that lets the
+ * batch's claim go), with the foreign keys of emails and events and without them (dropped in the
+ * bench's own database, then put back), alternately, three times each, on a fresh campaign each
+ * time: what the foreign-key checks cost the statement (issue 39, item 3).
  */
 import crypto from 'node:crypto';
 import { createOrm, type Orm } from '../db/orm';
@@ -22,6 +29,9 @@ import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
 import { campaignSendRepository } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
 import { usageCaps } from '../services/billing/usageCaps';
+import { campaignWaveRepository, type HandOverOutcome, type WaveEmail } from '../db/campaigns/campaignWaveRepository';
+import { CAMPAIGN_WAVE, campaignBatchKey } from '../services/campaigns/campaignBatchClaims';
+import { newTimeOrderedId } from '../lib/ids/timeOrderedId';
 import { processCpuMs } from './support/processCpu';
 
 const BATCH = 500;
@@ -89,6 +99,10 @@ async function main() {
        select ?, 'reader' || g || '@bench.example', true, jsonb_build_object('firstName', 'Reader ' || g) from generate_series(1, ?) g`,
       [project.id, contacts],
     );
+    if (process.env.RECORDING_FOREIGN_KEYS === 'compare') {
+      await compareForeignKeys(orm, pid, project.id, contacts);
+      return;
+    }
     console.log(
       `Recording a ${contacts.toLocaleString('en')}-contact campaign, batches of ${BATCH}; µs of CPU per email (PostgreSQL backend / this process)\n`,
     );
@@ -178,6 +192,105 @@ async function main() {
     await orm.close();
     await dropDatabase(server, dbName);
   }
+}
+
+/** The foreign keys the wave's inserts check: every one of emails and events (contacts, projects, campaigns, emails …). */
+async function foreignKeysOfEmailsAndEvents(orm: Orm): Promise<Array<{ table: string; name: string; definition: string }>> {
+  return orm.em.fork().execute(
+    `select conrelid::regclass::text as "table", conname as name, pg_get_constraintdef(oid) as definition
+     from pg_constraint where contype = 'f' and conrelid in ('emails'::regclass, 'events'::regclass) order by 1, 2`,
+  );
+}
+
+/**
+ * One campaign to the whole audience recorded as a batch records it (campaignBatch.ts): per batch
+ * of BATCH its claim taken (not measured), then one recordRound per wave of CAMPAIGN_WAVE with the
+ * previous wave's hand-over (all SENT: their email.sent events), and the round that lets the claim go.
+ */
+async function recordCampaign(orm: Orm, pid: number, projectId: string, contacts: number): Promise<{ pg: number; client: number }> {
+  const em = orm.em.fork();
+  const [campaign] = await em.execute(
+    `insert into campaigns (project_id, name, subject, body, from_address, audience_type, type, status)
+     values (?, 'bench', 's', 'b', 'news@bench.example.com', 'ALL', 'MARKETING', 'SENDING') returning id`,
+    [projectId],
+  );
+  const send = (await campaignSendRepository.find(orm.em.fork(), campaign.id))!;
+  await campaignSendRepository.fixAudience(orm.em.fork(), send, await campaignAudienceSql(orm.em.fork(), send));
+  await campaignWaveRepository.ensureCounter(orm.em.fork(), projectId);
+  const attempt = `bench-${crypto.randomUUID()}`;
+  const stamp = { date: 'Fri, 27 Nov 2026 05:11:08 +0000', boundary: `=_${crypto.randomUUID()}`, dkimSignature: `v=1; a=rsa-sha256; ${'b'.repeat(420)}` };
+  const batches: Array<{ batchStart: string; waves: WaveEmail[][] }> = [];
+  for (let after: string | null = null; ; ) {
+    const page = await campaignSendRepository.recipientsPage(orm.em.fork(), campaign.id, after, BATCH);
+    if (!page.contacts.length) break;
+    const batchStart = campaignBatchKey(after);
+    await campaignWaveRepository.takeBatch(orm.em.fork(), campaign.id, batchStart, attempt);
+    const waves: WaveEmail[][] = [];
+    for (let i = 0; i < page.contacts.length; i += CAMPAIGN_WAVE) {
+      // Time-ordered ids, as a batch gives its emails (their key index only appends).
+      const wave = page.contacts.slice(i, i + CAMPAIGN_WAVE).map((c) => ({ ...campaignEmail(projectId, campaign.id, c), id: newTimeOrderedId() }));
+      waves.push(wave.map((email) => ({ email, stamp, failure: null })));
+    }
+    batches.push({ batchStart, waves });
+    after = page.lastContactId;
+  }
+  await em.execute('vacuum analyze');
+  const refusals = { suppressed: 'suppressed', unsubscribed: 'unsubscribed' };
+  return measured(orm, pid, contacts, async () => {
+    for (const { batchStart, waves } of batches) {
+      const round = { campaignId: campaign.id, projectId, batchStart, attempt, refusals };
+      let handedOver: HandOverOutcome[] = [];
+      for (const wave of waves) {
+        const result = await campaignWaveRepository.recordRound(orm.em.fork(), { ...round, handedOver, wave, release: false });
+        if (result.recorded.length !== wave.length) throw new Error(`recorded ${result.recorded.length} of ${wave.length}`);
+        handedOver = result.recorded.map((r) => ({ emailId: r.id, status: 'SENT' as const, providerMessageId: null }));
+      }
+      await campaignWaveRepository.recordRound(orm.em.fork(), { ...round, handedOver, wave: [], release: true });
+    }
+  });
+}
+
+/** The recording statement with and without the foreign keys of emails and events, alternately, on the same database. */
+async function compareForeignKeys(orm: Orm, pid: number, projectId: string, contacts: number): Promise<void> {
+  const keys = await foreignKeysOfEmailsAndEvents(orm);
+  console.log(`Foreign keys of emails and events dropped for "without" and put back for "with":`);
+  for (const key of keys) console.log(`- ${key.table}.${key.name}: ${key.definition}`);
+  console.log(
+    `\nRecording a ${contacts.toLocaleString('en')}-contact campaign with campaignWaveRepository.recordRound, waves of ${CAMPAIGN_WAVE}, batches of ${BATCH}; ` +
+      `CPU per email (PostgreSQL backend / this process), a fresh campaign each run\n`,
+  );
+  console.log(`| run | foreign keys | PostgreSQL µs / email | client µs / email |`);
+  console.log(`|---:|---|---:|---:|`);
+  const runs: Record<'with' | 'without', Array<{ pg: number; client: number }>> = { with: [], without: [] };
+  const pairs = 3;
+  let run = 0;
+  for (let pair = 0; pair < pairs; pair++) {
+    for (const variant of ['with', 'without'] as const) {
+      const em = orm.em.fork();
+      if (variant === 'without') for (const key of keys) await em.execute(`alter table ${key.table} drop constraint "${key.name}"`);
+      try {
+        const cost = await recordCampaign(orm, pid, projectId, contacts);
+        runs[variant].push(cost);
+        console.log(`| ${++run} | ${variant} | ${cost.pg.toFixed(1)} | ${cost.client.toFixed(1)} |`);
+      } finally {
+        if (variant === 'without') for (const key of keys) await em.execute(`alter table ${key.table} add constraint "${key.name}" ${key.definition}`);
+      }
+    }
+  }
+  const mean = (list: Array<{ pg: number; client: number }>) => ({
+    pg: list.reduce((sum, c) => sum + c.pg, 0) / list.length,
+    client: list.reduce((sum, c) => sum + c.client, 0) / list.length,
+  });
+  const withKeys = mean(runs.with);
+  const withoutKeys = mean(runs.without);
+  const share = (a: number, b: number) => `${(((a - b) / a) * 100).toFixed(1)} %`;
+  console.log(`\n| mean of ${pairs} | PostgreSQL µs / email | client µs / email | both µs / email |`);
+  console.log(`|---|---:|---:|---:|`);
+  console.log(`| with foreign keys | ${withKeys.pg.toFixed(1)} | ${withKeys.client.toFixed(1)} | ${(withKeys.pg + withKeys.client).toFixed(1)} |`);
+  console.log(`| without | ${withoutKeys.pg.toFixed(1)} | ${withoutKeys.client.toFixed(1)} | ${(withoutKeys.pg + withoutKeys.client).toFixed(1)} |`);
+  console.log(
+    `| the foreign keys' share | ${share(withKeys.pg, withoutKeys.pg)} | ${share(withKeys.client, withoutKeys.client)} | ${share(withKeys.pg + withKeys.client, withoutKeys.pg + withoutKeys.client)} |`,
+  );
 }
 
 main().catch((err) => {
