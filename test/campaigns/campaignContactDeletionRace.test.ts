@@ -68,23 +68,26 @@ async function audience(prefix: string): Promise<Audience> {
 /**
  * Resolves once a backend of the test database whose statement starts with `statementStart`
  * waits for a row: on a transaction (transactionid) or for its turn at a row (tuple), never an
- * advisory lock. Answers the pids it waits for.
+ * advisory lock. Answers its pid and the pids it waits for.
  */
-function waitsForARow(statementStart: string): Promise<number[]> {
+function waiterForARow(statementStart: string): Promise<{ pid: number; blockers: number[] }> {
   return eventually(
     async () => {
-      const [row] = await sql<{ blockers: number[] }>(
-        `select pg_blocking_pids(pid) as blockers from pg_stat_activity
+      const [row] = await sql<{ pid: number; blockers: number[] }>(
+        `select pid, pg_blocking_pids(pid) as blockers from pg_stat_activity
          where datname = current_database() and wait_event_type = 'Lock' and wait_event in ('transactionid', 'tuple')
            and ltrim(query) ilike ?`,
         [`${statementStart}%`],
       );
-      return row ? row.blockers : false;
+      if (!row) throw new Error(`no "${statementStart}…" waits for a row yet`);
+      return row;
     },
     60_000,
     50,
   );
 }
+
+const waitsForARow = async (statementStart: string) => (await waiterForARow(statementStart)).blockers;
 
 const RECORDING_STATEMENT = 'with state as';
 
@@ -205,15 +208,65 @@ describe('a contact deleted while its wave is recorded gets no mail and leaves n
     const { pid } = await hold.ready;
 
     const deletionAnswered = await startDeletion(a);
-    expect(await waitsForARow('delete from contacts')).toEqual([pid]);
+    const deleter = await waiterForARow('delete from contacts');
+    expect(deleter.blockers).toEqual([pid]);
     await send(a);
     // The statement's check waits for the row behind the deletion (which holds the row's turn).
-    await waitsForARow(RECORDING_STATEMENT);
+    expect(await waitsForARow(RECORDING_STATEMENT)).toContain(deleter.pid);
     expect(received(a)).toEqual([]);
     hold.rollback();
     await hold.done;
     await deletionAnswered();
 
     await expectVictimSpared(a);
+  });
+});
+
+describe('a project reset while a wave is recorded', () => {
+  /**
+   * A reset deletes the campaign (and the batch's claim with it) before the contacts, so its race
+   * with a wave is decided at the claim: the recording statement's update of the claim waits for
+   * the reset and then finds it gone, and records nothing. To have the statement start while the
+   * reset is not committed, the test holds the recorder before it (the month's first campaign
+   * count: the round waits at the counter row the test is inserting) and the reset at the
+   * contacts (a row lock on one of them), and lets go of the recorder first.
+   */
+  it('records nothing, sends nothing, leaves nothing, and the send ends', async () => {
+    const a = await audience('reset');
+    const month = `date_trunc('month', now() at time zone 'utc')::date`;
+    expect(await sql(`select 1 from billing_usage where project_id = ? and category = 'campaigns' and month = ${month}`, [a.project.id])).toEqual([]);
+    const counter = heldTransaction((tx) =>
+      tx.execute(`insert into billing_usage (project_id, month, category) values (?, ${month}, 'campaigns')`, [a.project.id]),
+    );
+    const { pid: counterPid } = await counter.ready;
+    const hold = heldTransaction((tx) => tx.execute(`select id from contacts where id = ? for update`, [a.victim.id]));
+    const { pid: holdPid } = await hold.ready;
+
+    await send(a);
+    // The wave's first round ran (nothing sendable is recorded without the month's counter row); its repeat waits.
+    expect(await waitsForARow('insert into billing_usage')).toEqual([counterPid]);
+    const reset = stack.http.post(`/users/@me/projects/${a.project.id}/reset`, {}, { cookie: a.account.cookie });
+    const resetting = await waiterForARow('with gone as (delete from contacts');
+    expect(resetting.blockers).toEqual([holdPid]);
+    counter.rollback();
+    await counter.done;
+    // The repeated round started with the campaign, its claim and the contacts in its snapshot, and waits for the reset.
+    expect(await waitsForARow(RECORDING_STATEMENT)).toEqual([resetting.pid]);
+    hold.rollback();
+    await hold.done;
+
+    const answer = await reset;
+    expect(answer.status).toBe(200);
+    expect(answer.body.deleted).toMatchObject({ contacts: RECIPIENTS, campaigns: 1 });
+    // The send ends (its batch finds its claim gone); after that nothing of this campaign is handed over.
+    expect(await stack.temporal.workflow.getHandle(`campaign-${a.campaignId}`).result()).toMatchObject({ sent: 0 });
+    expect(received(a)).toEqual([]);
+    expect((await stack.http.get(`/campaigns/${a.campaignId}`, { key: a.project.secretKey })).status).toBe(404);
+    const [left] = await sql(
+      `select (select count(*)::int from contacts where project_id = ?) as contacts, (select count(*)::int from emails where project_id = ?) as emails,
+              (select count(*)::int from events where project_id = ?) as events, (select count(*)::int from campaign_batch_claims where campaign_id = ?) as claims`,
+      [a.project.id, a.project.id, a.project.id, a.campaignId],
+    );
+    expect(left).toEqual({ contacts: 0, emails: 0, events: 0, claims: 0 });
   });
 });
