@@ -138,7 +138,9 @@ async function expectVictimSpared(a: Audience) {
   expect(others.map((address) => [address, perAddress.get(address)])).toEqual(others.map((address) => [address, 1]));
 
   expect(await sql(`select id from contacts where id = ?`, [a.victim.id])).toEqual([]);
-  expect(await sql(`select id from emails where contact_id = ? or (campaign_id = ? and to_address = ?)`, [a.victim.id, a.campaignId, a.victim.email])).toEqual([]);
+  expect(await sql(`select id from emails where contact_id = ? or (campaign_id = ? and to_address = ?)`, [a.victim.id, a.campaignId, a.victim.email])).toEqual(
+    [],
+  );
   expect(await sql(`select id from events where contact_id = ?`, [a.victim.id])).toEqual([]);
   const [rows] = await sql(
     `select count(*)::int as emails, count(*) filter (where status = 'SENT')::int as sent,
