@@ -1,34 +1,25 @@
 /**
- * What recording a campaign's emails costs PostgreSQL and the worker's database client, per email
- * and by statement, with the repository functions a campaign batch runs (services/campaigns/
- * campaignBatch.ts and services/sending/recordedEmailDelivery.ts), over one connection, one
- * statement at a time, nothing sent:
+ * What recording a campaign's emails costs PostgreSQL and the worker's database client, per email:
+ * the statement a campaign wave is recorded with (campaignWaveRepository.recordRound, driven by
+ * services/campaigns/campaignWaves.ts: one per wave of 25, the previous wave's email.sent events
+ * with it, and the round that lets the batch's claim go), over one connection, nothing sent, CPU
+ * read from /proc for the backend (the server must be on this machine) and for this process.
+ * Steadier than the end-to-end campaign bench, where the machine's other processes move the
+ * figures by ±15 % from run to run.
  *
- *   node --import tsx bench/campaignRecording.ts [contacts=20000] [waves=25,100]
+ *   node --import tsx bench/campaignRecording.ts [contacts=20000]      (or: npm run bench:recording)
  *
- * Per batch of 500: the recipients page, the suppression check, and the emails recorded already
- * claimed with the cap reservation (one transaction). Per delivery wave: the campaign's state
- * (cancelled? project disabled?), which of the wave's emails the batch still holds, and the
- * outcomes with their `email.sent` events. Each kind of statement runs over the whole campaign
- * on its own, and its CPU is read from /proc before and after: the PostgreSQL backend's (the
- * server must be on this machine) and this process's. Steadier than the end-to-end campaign
- * bench, where the machine's other processes move the figures by ±15 % from run to run.
- *
- * With RECORDING_FOREIGN_KEYS=compare it measures instead the statement a campaign wave is
- * recorded with now (campaignWaveRepository.recordRound, services/campaigns/campaignWaves.ts: one
- * per wave of 25, the previous wave's email.sent events with it, and the round that lets the
- * batch's claim go), with the foreign keys of emails and events and without them (dropped in the
- * bench's own database, then put back), alternately, three times each, on a fresh campaign each
- * time: what the foreign-key checks cost the statement (issue 39, item 3).
+ * It runs with the foreign keys of emails and events and without them (dropped in the bench's own
+ * database, then put back), alternately, three times each, on a fresh campaign each time: what the
+ * foreign-key checks cost the statement (issue 39, item 3).
  */
 import crypto from 'node:crypto';
 import { createOrm, type Orm } from '../db/orm';
 import { runMigrations } from '../db/migrate';
 import { ensureDatabase, dropDatabase } from '../launcher/embeddedPostgres';
-import { emailRepository, type NewEmail } from '../db/emails/emailRepository';
+import type { NewEmail } from '../db/emails/emailRepository';
 import { campaignSendRepository } from '../db/campaigns/campaignSendRepository';
 import { campaignAudienceSql } from '../db/campaigns/campaignAudience';
-import { usageCaps } from '../services/billing/usageCaps';
 import { campaignWaveRepository, type HandOverOutcome, type WaveEmail } from '../db/campaigns/campaignWaveRepository';
 import { CAMPAIGN_WAVE, campaignBatchKey } from '../services/campaigns/campaignBatchClaims';
 import { newTimeOrderedId } from '../lib/ids/timeOrderedId';
@@ -81,7 +72,6 @@ function campaignEmail(projectId: string, campaignId: string, contact: { id: str
 
 async function main() {
   const contacts = Number(process.argv[2] ?? 20_000);
-  const waves = (process.argv[3] ?? '25,100').split(',').map(Number);
   const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `mailroom_bench_${crypto.randomBytes(4).toString('hex')}`;
   const databaseUrl = await ensureDatabase(server, dbName);
@@ -99,95 +89,7 @@ async function main() {
        select ?, 'reader' || g || '@bench.example', true, jsonb_build_object('firstName', 'Reader ' || g) from generate_series(1, ?) g`,
       [project.id, contacts],
     );
-    if (process.env.RECORDING_FOREIGN_KEYS === 'compare') {
-      await compareForeignKeys(orm, pid, project.id, contacts);
-      return;
-    }
-    console.log(
-      `Recording a ${contacts.toLocaleString('en')}-contact campaign, batches of ${BATCH}; µs of CPU per email (PostgreSQL backend / this process)\n`,
-    );
-    console.log(`| wave | stage | statements | PostgreSQL µs | client µs |`);
-    console.log(`|---:|---|---:|---:|---:|`);
-    for (const wave of waves) {
-      const [campaign] = await em.execute(
-        `insert into campaigns (project_id, name, subject, body, from_address, audience_type, type, status)
-         values (?, 'bench', 's', 'b', 'news@bench.example.com', 'ALL', 'MARKETING', 'SENDING') returning id`,
-        [project.id],
-      );
-      await em.execute('vacuum analyze');
-      const send = (await campaignSendRepository.find(orm.em.fork(), campaign.id))!;
-      await campaignSendRepository.fixAudience(orm.em.fork(), send, await campaignAudienceSql(orm.em.fork(), send));
-      const batches: Array<{ owner: string; ids: string[] }> = [];
-      const rows: Array<[string, string, number, { pg: number; client: number }]> = [];
-      const record = (stage: string, statements: number, cost: { pg: number; client: number }) => rows.push([`${wave}`, stage, statements, cost]);
-
-      let after: string | null = null;
-      const pages: Array<{ after: string | null; contacts: Array<{ id: string; email: string }> }> = [];
-      record(
-        'recipients page + suppression check (per batch)',
-        3,
-        await measured(orm, pid, contacts, async () => {
-          for (;;) {
-            const page = await campaignSendRepository.recipientsPage(orm.em.fork(), campaign.id, after, BATCH);
-            if (!page.contacts.length) break;
-            await emailRepository.suppressedAddresses(
-              orm.em.fork(),
-              project.id,
-              page.contacts.map((c) => c.email),
-            );
-            pages.push({ after, contacts: page.contacts });
-            after = page.lastContactId;
-          }
-        }),
-      );
-      const composed = pages.map((page) => page.contacts.map((c) => campaignEmail(project.id, campaign.id, c)));
-      record(
-        'emails recorded claimed + cap reservation (per batch)',
-        4,
-        await measured(orm, pid, contacts, async () => {
-          for (const [i, page] of pages.entries()) {
-            const owner = `campaign-${campaign.id}/${page.after ?? 'start'}`;
-            await orm.em.fork().transactional(async (tx) => {
-              await emailRepository.insertMany(tx, composed[i], { skipExistingCampaignEmails: true, claimedBy: { owner, holdSeconds: 600 } });
-              await usageCaps.reserveUpTo(tx, project.id, 'campaigns', composed[i].length);
-            });
-            batches.push({ owner, ids: composed[i].map((e) => e.id) });
-          }
-        }),
-      );
-      const eachWave = async (work: (ids: string[], owner: string) => Promise<unknown>) => {
-        for (const batch of batches) for (let i = 0; i < batch.ids.length; i += wave) await work(batch.ids.slice(i, i + wave), batch.owner);
-      };
-      record(
-        'campaign state (per wave)',
-        1,
-        await measured(orm, pid, contacts, () => eachWave(() => campaignSendRepository.sendState(orm.em.fork(), campaign.id))),
-      );
-      record('still held (per wave)', 1, await measured(orm, pid, contacts, () => eachWave((ids, owner) => emailRepository.heldBy(orm.em.fork(), ids, owner))));
-      const stamp = { date: 'Fri, 27 Nov 2026 05:11:08 +0000', boundary: `=_${crypto.randomUUID()}`, dkimSignature: `v=1; a=rsa-sha256; ${'b'.repeat(420)}` };
-      record(
-        'outcomes + email.sent events (per wave)',
-        1,
-        await measured(orm, pid, contacts, () =>
-          eachWave((ids) =>
-            emailRepository.recordOutcomes(
-              orm.em.fork(),
-              ids.map((emailId) => ({ emailId, status: 'SENT' as const, providerMessageId: null, stamp })),
-            ),
-          ),
-        ),
-      );
-      record(
-        'sent count (per batch)',
-        1,
-        await measured(orm, pid, contacts, async () => {
-          for (let i = 0; i < batches.length; i++) await campaignSendRepository.refreshSentCount(orm.em.fork(), campaign.id);
-        }),
-      );
-      const total = rows.reduce((sum, [, , , c]) => ({ pg: sum.pg + c.pg, client: sum.client + c.client }), { pg: 0, client: 0 });
-      for (const [w, stage, statements, cost] of rows) console.log(`| ${w} | ${stage} | ${statements} | ${cost.pg.toFixed(0)} | ${cost.client.toFixed(0)} |`);
-      console.log(`| ${wave} | **all** | | **${total.pg.toFixed(0)}** | **${total.client.toFixed(0)}** |`);
-    }
+    await compareForeignKeys(orm, pid, project.id, contacts);
   } finally {
     await orm.close();
     await dropDatabase(server, dbName);
@@ -220,7 +122,7 @@ async function recordCampaign(orm: Orm, pid: number, projectId: string, contacts
   const attempt = `bench-${crypto.randomUUID()}`;
   const stamp = { date: 'Fri, 27 Nov 2026 05:11:08 +0000', boundary: `=_${crypto.randomUUID()}`, dkimSignature: `v=1; a=rsa-sha256; ${'b'.repeat(420)}` };
   const batches: Array<{ batchStart: string; waves: WaveEmail[][] }> = [];
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const page = await campaignSendRepository.recipientsPage(orm.em.fork(), campaign.id, after, BATCH);
     if (!page.contacts.length) break;
     const batchStart = campaignBatchKey(after);

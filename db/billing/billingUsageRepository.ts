@@ -59,11 +59,6 @@ export const billingUsageRepository = {
     return { used: Number(row.used), limit: row.monthly_limit === null ? null : Number(row.monthly_limit) };
   },
 
-  /** Raises the counter row that lockCounter locked (and so created) in this transaction. */
-  async raiseLocked(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<void> {
-    await em.execute(`update billing_usage set used = used + ? where project_id = ? and month = ${CURRENT_MONTH} and category = ?`, [n, projectId, category]);
-  },
-
   /** Raises this month's counter by `n` (creating it), whatever the cap. */
   async raise(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<void> {
     await ensureCounter(em, projectId, category);

@@ -184,18 +184,6 @@ export const campaignSendRepository = {
     return row?.sent_count ?? 0;
   },
 
-  /** Asked between waves of a running batch: one indexed read of the campaign and its project. */
-  async sendState(em: EntityManager, campaignId: string): Promise<SendState> {
-    const rows = await queryRows<{ status: CampaignStatus; disabled: boolean; disabled_reason: string | null }>(
-      em,
-      `select c.status, p.disabled, p.disabled_reason from campaigns c join projects p on p.id = c.project_id where c.id = ?`,
-      [campaignId],
-    );
-    if (!rows.length || rows[0].status !== 'SENDING') return { state: 'NOT_SENDING' };
-    if (rows[0].disabled) return { state: 'PROJECT_DISABLED', disabledReason: rows[0].disabled_reason };
-    return { state: 'SENDING' };
-  },
-
   /**
    * Withdraws the campaign's emails recorded but never attempted (and releases what they held of
    * the monthly cap): once its send has ended they were not sent and now never will be. Safe to repeat.

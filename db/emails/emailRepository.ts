@@ -229,63 +229,31 @@ export function emailRecord(e: NewEmail) {
 
 export const emailRepository = {
   /**
-   * Records accepted emails in one statement. With `skipExistingCampaignEmails`, a campaign
-   * email whose (campaign, contact) is already recorded is left out rather than refused: a
-   * repeated campaign batch records nothing twice. With `skipExistingIds`, an email whose id is
-   * already recorded is left out: a workflow step derives its email's id from its position, so a
-   * repeated step finds its email instead of recording another. With `claimedBy`, the QUEUED
-   * ones are recorded already claimed by that delivery, as `claimForDelivery` would leave them
-   * (SENDING, first attempt, held for `holdSeconds`): the delivery that follows in the same
-   * activity sends them without writing each row again. Answers the ids it recorded.
+   * Records accepted emails in one statement, QUEUED (or SUPPRESSED) and never attempted. With
+   * `skipExistingIds`, an email whose id is already recorded is left out: a workflow step derives
+   * its email's id from its position, so a repeated step finds its email instead of recording
+   * another. Answers the ids it recorded.
    */
-  async insertMany(
-    em: EntityManager,
-    emails: NewEmail[],
-    options: { skipExistingCampaignEmails?: boolean; skipExistingIds?: boolean; claimedBy?: { owner: string; holdSeconds: number } } = {},
-  ): Promise<string[]> {
+  async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingIds?: boolean } = {}): Promise<string[]> {
     if (!emails.length) return [];
-    const claim = options.claimedBy;
     // Bound, not quoted into the SQL: the rows carry every email's HTML and text.
     const inserted = await executeBound<{ id: string }>(
       em,
       `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
          from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
-         message_id, delivery_workflow_id, attempts, claimed_by, claimed_until)
+         message_id, delivery_workflow_id)
        select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
-         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id,
-         case when claimed then 'SENDING' else status end, error, message_id, delivery_workflow_id,
-         case when claimed then 1 else 0 end, case when claimed then ?::text end,
-         case when claimed then now() + make_interval(secs => ?::int) end
-       from (select *, ?::boolean and status = 'QUEUED' as claimed from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         message_id, delivery_workflow_id
+       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
          to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
-         message_id text, delivery_workflow_id text)) r
-       ${options.skipExistingCampaignEmails ? 'on conflict (campaign_id, contact_id) where campaign_id is not null do nothing' : options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
+         message_id text, delivery_workflow_id text)
+       ${options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
-      [claim?.owner ?? null, claim?.holdSeconds ?? 0, claim !== undefined, JSON.stringify(emails.map(emailRecord))],
+      [JSON.stringify(emails.map(emailRecord))],
     );
     return inserted.map((r) => r.id);
-  },
-
-  /**
-   * Takes back one request's emails whose delivery could not be scheduled, all or none: only when
-   * no delivery has claimed any of them (each still QUEUED, or SUPPRESSED, and never attempted).
-   * The rows are locked first, so a delivery claiming them meanwhile either waits and finds them
-   * gone, or claimed them before and the request's mail is left to be sent. Gives their counts
-   * back. True when the emails are gone (nothing of the request will be sent).
-   */
-  async withdrawUntouched(em: EntityManager, ids: string[]): Promise<boolean> {
-    if (!ids.length) return true;
-    const [row] = await em.execute(
-      `with request as (select id, status, attempts from emails where id = any(?::uuid[]) for update),
-       untouched as (select not exists (select 1 from request where attempts > 0 or status not in ('QUEUED', 'SUPPRESSED')) as yes),
-       withdrawn as (delete from emails where id in (select id from request) and (select yes from untouched) returning project_id, source, status, created_at),
-       counted as (select * from withdrawn where status = 'QUEUED'),
-       released as (${billingUsageRepository.releaseSql('counted')})
-       select (select yes from untouched) as withdrawn`,
-      [`{${ids.join(',')}}`],
-    );
-    return row.withdrawn === true;
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {
@@ -369,21 +337,6 @@ export const emailRepository = {
       [owner, holdSeconds, `{${ids.join(',')}}`, owner],
     );
     return rows.map(toEmail);
-  },
-
-  /**
-   * Which of these emails `owner` still holds (SENDING under its claim): for emails recorded
-   * already claimed (insertMany's `claimedBy`), read before each wave is handed over, as the claim
-   * would find them, so an email withdrawn or deleted meanwhile (its contact deleted) is not sent.
-   * A read: the rows are not written again.
-   */
-  async heldBy(em: EntityManager, ids: string[], owner: string): Promise<Set<string>> {
-    if (!ids.length) return new Set();
-    const rows = await executeBound<{ id: string }>(em, `select id from emails where id = any(?::uuid[]) and status = 'SENDING' and claimed_by = ?`, [
-      `{${ids.join(',')}}`,
-      owner,
-    ]);
-    return new Set(rows.map((r) => r.id));
   },
 
   /**

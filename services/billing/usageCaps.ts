@@ -28,11 +28,6 @@ export class BillingLimitExceeded extends Error {
   }
 }
 
-/** How many of `n` more emails a cap lets through with `used` counted: all of them without a cap, never fewer than none. */
-export function allowedUnderCap(limit: number | null, used: number, n: number): number {
-  return limit === null ? n : Math.max(0, Math.min(n, limit - used));
-}
-
 /** The refusal of `n` more emails that would pass the cap as `current` reads it, or null when they fit. */
 export function capRefusal(category: UsageCategory, current: CategoryUsage, n: number): BillingLimitExceeded | null {
   return current.limit !== null && current.usage + n > current.limit ? new BillingLimitExceeded(category, current.limit, current.usage, n) : null;
@@ -50,7 +45,7 @@ export function capRefusal(category: UsageCategory, current: CategoryUsage, n: n
  *
  * Callers: services/sending/deliveryScheduler.ts (transactional sends, campaign test emails), the
  * campaign waves (their recording statement raises the counter itself, under the same row lock:
- * db/campaigns/campaignWaveRepository.ts; `reserveUpTo` remains for bench:recording), the workflow SEND_EMAIL
+ * db/campaigns/campaignWaveRepository.ts), the workflow SEND_EMAIL
  * step (`reserve` with category 'workflows', services/billing/countedEmails.ts), and received mail
  * (services/inbound/inboundProcessing.ts: `headroom`, then `add`). Lock order: one category row per
  * call; a caller reserving for several projects does so in project id order.
@@ -67,19 +62,6 @@ export const usageCaps = {
     if (await billingUsageRepository.raiseWithinCap(em, projectId, category, n)) return;
     const { limit, usage } = await billingUsageRepository.current(em, projectId, category);
     throw new BillingLimitExceeded(category, limit ?? 0, usage, n);
-  },
-
-  /**
-   * Counts as many of `n` emails as the cap still allows and answers how many (0 … n): a
-   * campaign batch sends that many and stops there. Must run inside a transaction (the counter row
-   * stays locked between reading and raising it).
-   */
-  async reserveUpTo(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<{ granted: number; limit: number | null }> {
-    if (n <= 0) return { granted: 0, limit: null };
-    const { limit, used } = await billingUsageRepository.lockCounter(em, projectId, category);
-    const granted = allowedUnderCap(limit, used, n);
-    if (granted > 0) await billingUsageRepository.raiseLocked(em, projectId, category, granted);
-    return { granted, limit };
   },
 
   /**
