@@ -320,7 +320,9 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
       'non-2xx responses, errors': `${result.non2xx}, ${result.errors + result.timeouts}`,
     });
 
-    await track(3); // warm-up: JIT, connection pool
+    // Warm-up: JIT, connection pools. After 3 s the baseline's p99 still came out above the loaded
+    // run's (97 against 51 ms on 2026-11-28): too little to tell a rise from a cold start.
+    await track(10);
     const rssAtStart = rssMb(stack.pids.webhooks ?? stack.pids.worker!);
     console.log(`\nBaseline: ${rate} events/s for ${seconds} s, no endpoint`);
     const baseline = await measured(null);

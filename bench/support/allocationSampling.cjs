@@ -10,6 +10,10 @@
 const fs = require('node:fs');
 const inspector = require('node:inspector');
 
+// The webhooks process gets the same node arguments; it would write its own (near empty) profile
+// over the mail worker's when it exits last.
+if (process.env.WORKER_ROLE === 'webhooks') return;
+
 const session = new inspector.Session();
 session.connect();
 session.post('HeapProfiler.enable');
