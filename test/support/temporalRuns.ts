@@ -54,6 +54,9 @@ export async function workflowsClosed(client: Client, workflowIds: Iterable<stri
 /**
  * Waits until every delivery workflow of a project's recorded emails (their delivery_workflow_id:
  * send-<emailId>, deliver-<emailId>) has closed: after that, none of them sends anything more.
+ * /v1/send answers once its emails are committed and starts their delivery a moment later (or the
+ * delivery sweep does, within 30 s), so a recorded id may name a run not started yet: it is waited
+ * for first.
  */
 export async function projectDeliveriesClosed(stack: TestStack, projectId: string): Promise<void> {
   const rows = await stack.orm.em
@@ -61,10 +64,9 @@ export async function projectDeliveriesClosed(stack: TestStack, projectId: strin
     .execute<Array<{ id: string }>>(`select distinct delivery_workflow_id as id from emails where project_id = ? and delivery_workflow_id is not null`, [
       projectId,
     ]);
-  await workflowsClosed(
-    stack.temporal,
-    rows.map((r) => r.id),
-  );
+  const ids = rows.map((r) => r.id);
+  await eventually(() => Promise.all(ids.map((id) => stack.temporal.workflow.getHandle(id).describe())), 45_000, 100);
+  await workflowsClosed(stack.temporal, ids);
 }
 
 export interface ScheduledRun<T> {
