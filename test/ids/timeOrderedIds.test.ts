@@ -90,7 +90,8 @@ describe('time-ordered ids (issue 39, append-only keys)', () => {
         const found: Array<{ id: string; message_id: string }> = await stack.orm.em
           .fork()
           .execute(`select id, message_id from emails where campaign_id = ? order by created_at, id`, [campaign.body.data.id]);
-        return found.length === 3 ? found : false;
+        if (found.length !== 3) throw new Error(`${found.length} of 3 recorded`);
+        return found;
       });
       for (const row of rows) {
         expect(row.id).toMatch(v7);
