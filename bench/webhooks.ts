@@ -253,6 +253,44 @@ async function databaseCounters(orm: Orm) {
   return { commits: Number(db.commits), writes: (table: string) => writes.get(table) ?? { inserts: 0, updates: 0, hot: 0 } };
 }
 
+/**
+ * What the bench database's active backends are doing, sampled every 50 ms over a span: each
+ * sample counts every active backend once by what it waits for (CPU when nothing) and the start
+ * of its statement. Where /v1/track's tail comes from when the cores are not all taken.
+ */
+function startWaitSampler(orm: Orm) {
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      const rows: Array<{ what: string; n: number }> = await orm.em.fork().execute(
+        `select coalesce(wait_event_type || ':' || wait_event, 'on CPU') || '  ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 50) as what, count(*)::int as n
+           from pg_stat_activity
+          where datname = current_database() and state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'
+          group by 1`,
+      );
+      samples++;
+      for (const r of rows) counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    async stop(): Promise<string[]> {
+      stopped = true;
+      await done;
+      const total = [...counts.values()].reduce((a, b) => a + b, 0);
+      return [
+        `${samples} samples, ${(total / Math.max(samples, 1)).toFixed(2)} active backends a sample on average; the most frequent (share of backend-samples):`,
+        ...[...counts.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 8)
+          .map(([what, n]) => `  ${((100 * n) / total).toFixed(1).padStart(5)} %  ${what}`),
+      ];
+    },
+  };
+}
+
 async function trackPart(seconds: number, rate: number, slowMs: number) {
   const receivers = await startReceivers(slowMs);
   const stack = await startBenchStack({ worker: true, env: { RATE_LIMIT_PER_MINUTE: '100000000', WEBHOOK_ALLOW_PRIVATE: 'true' } });
@@ -294,9 +332,11 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
       const countersFrom = await databaseCounters(orm);
       const attemptsFrom = requestsAtReceivers();
       const from = cpuSnapshot();
+      const waits = startWaitSampler(orm);
       const startedAt = Date.now();
       const result = await track(seconds);
       const endedAt = Date.now();
+      const databaseWaits = await waits.stop();
       const cpu = cpuSpan(from, cpuSnapshot(), receivers.pid, stack.databaseUrl);
       const commits = (await databaseCounters(orm)).commits - countersFrom.commits;
       const attempts = requestsAtReceivers() - attemptsFrom;
@@ -310,6 +350,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
         commits,
         attempts,
         countersFrom,
+        databaseWaits,
         events: (result as unknown as Record<string, number>)['2xx'],
       };
     };
@@ -431,6 +472,10 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
     row('all', baseline.cpu.busy, loaded.cpu.busy);
     const idle = (c: CpuSpan) => `${Math.round((100 * c.idle) / (c.busy + c.idle))} %`;
     console.log(`  machine idle: ${idle(baseline.cpu)} baseline, ${idle(loaded.cpu)} with endpoints`);
+    console.log("\nThe bench database's active backends, sampled every 50 ms, baseline");
+    for (const line of baseline.databaseWaits) console.log(`  ${line}`);
+    console.log('The same with the endpoints');
+    for (const line of loaded.databaseWaits) console.log(`  ${line}`);
   } finally {
     await orm.close();
     await stack.stop();

@@ -30,6 +30,7 @@ import { Migration20261128000000WebhookEndpoints } from './Migration202611280000
 import { Migration20261128010000TimeOrderedIds } from './Migration20261128010000TimeOrderedIds';
 import { Migration20261201000000CampaignBatchClaims } from './Migration20261201000000CampaignBatchClaims';
 import { Migration20261202000000EmailMessageIdIndexDropped } from './Migration20261202000000EmailMessageIdIndexDropped';
+import { Migration20261202010000WebhookInsertNotifyDropped } from './Migration20261202010000WebhookInsertNotifyDropped';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -65,4 +66,5 @@ export const migrationsList = [
   { name: 'Migration20261128010000TimeOrderedIds', class: Migration20261128010000TimeOrderedIds },
   { name: 'Migration20261201000000CampaignBatchClaims', class: Migration20261201000000CampaignBatchClaims },
   { name: 'Migration20261202000000EmailMessageIdIndexDropped', class: Migration20261202000000EmailMessageIdIndexDropped },
+  { name: 'Migration20261202010000WebhookInsertNotifyDropped', class: Migration20261202010000WebhookInsertNotifyDropped },
 ];

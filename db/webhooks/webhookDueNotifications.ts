@@ -9,13 +9,13 @@ export interface WebhookDueListener {
   close(): Promise<void>;
 }
 
-/** The channel the webhook_messages trigger and the repositories notify (Migration20261128000000WebhookEndpoints). */
+/** The channel the repositories notify on a retry by hand and an endpoint enabled again (inserts no longer do: Migration20261202010000WebhookInsertNotifyDropped). */
 const CHANNEL = 'mailroom_webhook_due';
 const NOTICE = /^([0-9a-f-]{36}):([0-9a-f-]{36})$/;
 
 /**
- * LISTENs on a connection of its own for messages that became due (inserted, retried by hand, an
- * endpoint re-enabled) and hands each endpoint to `onDue`. Notifications are sent at commit and
+ * LISTENs on a connection of its own for messages that became due by a user's action (retried by
+ * hand, an endpoint re-enabled) and hands each endpoint to `onDue`. Notifications are sent at commit and
  * only to connected listeners, so after every (re)connection `onConnected` runs: the caller looks
  * for what came due while nobody listened. A lost connection is retried with backoff until closed.
  */

@@ -8,17 +8,23 @@ import type { DeliveryRunRegistry, LocalDeliveryRun } from './webhookDelivery';
 
 /** At most one signal per endpoint per process in this long; what arrives meanwhile rides on one more at its end. */
 const SIGNAL_SPACING_MS = 1000;
-/** The sweep: endpoints with due messages whose workflow may not know (a notification missed, a worker restarted). */
-const SWEEP_EVERY_MS = 60_000;
+/**
+ * The sweep: endpoints with due messages, looked for this often. New messages are found this way
+ * (inserting them notifies no one: a notifying transaction holds PostgreSQL's one notification
+ * lock through its commit, so every event of a project with an endpoint would commit in turn), as
+ * are messages a missed notification or a restarted worker left due. A message waits at most this
+ * long for its first attempt, plus the signal's spacing when its delivery runs in another process.
+ */
+const SWEEP_EVERY_MS = 500;
 const SWEEP_BATCH = 1000;
 
 /**
- * How an endpoint's delivery hears that messages came due, in the worker process. The database
- * notifies at commit (db/webhooks/webhookDueNotifications.ts); a delivery run of this process for
- * that endpoint is poked directly, and otherwise the endpoint's workflow is signalled (started when
- * none runs), spaced per endpoint so a busy project's events cost one signal a second at most. A
- * sweep at start, after every reconnection and every minute wakes endpoints with messages due that
- * no notification reached.
+ * How an endpoint's delivery hears that messages came due, in the worker process. A sweep every
+ * 500 ms (and at start, and after every reconnection of the listener) finds the endpoints with
+ * messages due; a retry by hand and an endpoint enabled again also notify at once
+ * (db/webhooks/webhookDueNotifications.ts). A delivery run of this process for that endpoint is
+ * poked directly, and otherwise the endpoint's workflow is signalled (started when none runs),
+ * spaced per endpoint so a busy project's events cost one signal a second at most.
  */
 export class WebhookWakeups implements DeliveryRunRegistry {
   private readonly runs = new Map<string, Set<() => void>>();
@@ -27,6 +33,8 @@ export class WebhookWakeups implements DeliveryRunRegistry {
   private listener?: WebhookDueListener;
   private sweepTimer?: NodeJS.Timeout;
   private closed = false;
+  private sweeping = false;
+  private sweepFailing = false;
 
   constructor(private readonly deps: { orm: Orm; client: Client; taskQueue: string; logger: Logger }) {}
 
@@ -114,15 +122,20 @@ export class WebhookWakeups implements DeliveryRunRegistry {
   }
 
   async sweep(): Promise<void> {
-    if (this.closed) return;
+    // One at a time: a slow database must not pile sweeps up.
+    if (this.closed || this.sweeping) return;
+    this.sweeping = true;
     try {
       const due = await webhookEndpointRepository.withDueMessages(this.deps.orm.em.fork(), SWEEP_BATCH);
-      for (const endpoint of due) {
-        if (this.runs.get(endpoint.id)?.size) continue;
-        await this.signal({ endpointId: endpoint.id, projectId: endpoint.projectId });
-      }
+      // A run of this process is poked; otherwise the endpoint's workflow is signalled, spaced.
+      for (const endpoint of due) this.onDue({ endpointId: endpoint.id, projectId: endpoint.projectId });
+      this.sweepFailing = false;
     } catch (err) {
-      this.deps.logger.warn({ err }, 'webhook delivery sweep failed; the next one tries again');
+      // Said once per outage, not twice a second.
+      if (!this.sweepFailing) this.deps.logger.warn({ err }, 'webhook delivery sweep failed; the next ones try again');
+      this.sweepFailing = true;
+    } finally {
+      this.sweeping = false;
     }
   }
 
