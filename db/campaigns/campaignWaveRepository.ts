@@ -228,7 +228,7 @@ export const campaignWaveRepository = {
            coalesce(refusal, failure), message_id, delivery_workflow_id,
            case when refusal is null then 1 else 0 end, case when sends then now() end, case when refusal is null then message_stamp end
          from kept order by position
-         on conflict (campaign_id, contact_id) where campaign_id is not null do nothing
+         on conflict (contact_id, campaign_id) do nothing
          returning id, status, project_id, contact_id, subject, template_id, campaign_id, error
        ),
        raised as (

@@ -249,7 +249,10 @@ export function compileCondition(tree: ConditionTree, options: CompileOptions): 
     }
   }
 
-  function activityFilter(ref: Extract<FieldRef, { kind: 'event' | 'emailActivity' }>, op: Operator, f: ConditionFilter): string {
+  function activityFilter(named: Extract<FieldRef, { kind: 'event' | 'emailActivity' }>, op: Operator, f: ConditionFilter): string {
+    // An `email.sent` event is written exactly when its email's sent_at is set, and the events'
+    // condition indexes leave that name out (Migration20261203000000): the email says it.
+    const ref: typeof named = named.kind === 'event' && named.name === 'email.sent' ? { kind: 'emailActivity', activity: 'sent' } : named;
     // `when()` binds its parameter, so it is called where its text goes (parameters bind in order).
     const occurred = (age?: 'within' | 'olderThan') => {
       if (ref.kind === 'event') {

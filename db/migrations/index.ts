@@ -31,6 +31,9 @@ import { Migration20261128010000TimeOrderedIds } from './Migration20261128010000
 import { Migration20261201000000CampaignBatchClaims } from './Migration20261201000000CampaignBatchClaims';
 import { Migration20261202000000EmailMessageIdIndexDropped } from './Migration20261202000000EmailMessageIdIndexDropped';
 import { Migration20261202010000WebhookInsertNotifyDropped } from './Migration20261202010000WebhookInsertNotifyDropped';
+import { Migration20261203000000EventConditionIndexesWithoutSends } from './Migration20261203000000EventConditionIndexesWithoutSends';
+import { Migration20261203010000EmailContactCampaignUnique } from './Migration20261203010000EmailContactCampaignUnique';
+import { Migration20261203020000EventTimeIndexWithoutSends } from './Migration20261203020000EventTimeIndexWithoutSends';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -67,4 +70,7 @@ export const migrationsList = [
   { name: 'Migration20261201000000CampaignBatchClaims', class: Migration20261201000000CampaignBatchClaims },
   { name: 'Migration20261202000000EmailMessageIdIndexDropped', class: Migration20261202000000EmailMessageIdIndexDropped },
   { name: 'Migration20261202010000WebhookInsertNotifyDropped', class: Migration20261202010000WebhookInsertNotifyDropped },
+  { name: 'Migration20261203000000EventConditionIndexesWithoutSends', class: Migration20261203000000EventConditionIndexesWithoutSends },
+  { name: 'Migration20261203010000EmailContactCampaignUnique', class: Migration20261203010000EmailContactCampaignUnique },
+  { name: 'Migration20261203020000EventTimeIndexWithoutSends', class: Migration20261203020000EventTimeIndexWithoutSends },
 ];

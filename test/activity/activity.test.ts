@@ -158,6 +158,7 @@ describe('GET /activity from the records that exist', () => {
       metadata: { eventName: 'signed-up', eventData: { plan: 'pro' } },
     });
     expect(byType('email.sent')).toMatchObject({
+      id: emailId,
       contactId: reader.contactId,
       contactEmail: 'ada@example.org',
       metadata: { emailId, subject: 'Welcome', from: `Acme <hello@${domain}>`, source: 'TRANSACTIONAL' },
