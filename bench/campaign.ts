@@ -63,11 +63,11 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
   const extraWorkers = Math.max(0, workers - 1);
   const profileDir = process.env.BENCH_PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-campaign-profile-')) : null;
   if (profileDir)
-    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --cpu-prof --cpu-prof-dir=${profileDir}`;
+    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384'} --cpu-prof --cpu-prof-dir=${profileDir}`;
   const allocationProfile = process.env.BENCH_ALLOC_PROFILE ? path.join(os.tmpdir(), `mailroom-campaign-allocations-${process.pid}.json`) : null;
   if (allocationProfile) {
     process.env.MAILROOM_ALLOC_PROFILE = allocationProfile;
-    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2'} --require ${path.join(__dirname, 'support', 'allocationSampling.cjs')}`;
+    process.env.BENCH_WORKER_NODE_ARGS = `${process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384'} --require ${path.join(__dirname, 'support', 'allocationSampling.cjs')}`;
   }
   const dns = await startTestDnsServer();
   const sink = await startSmtpSink();
@@ -77,7 +77,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
     const w = spawnService(
       'worker/main.ts',
       { ...stack.env, SMTP_URL: sink.url, DNS_SERVERS: dns.address, LOG_LEVEL: 'warn' },
-      ['--max-old-space-size=384', '--max-semi-space-size=2'],
+      ['--max-old-space-size=384'],
       servicesFrom,
     );
     more.push(w);

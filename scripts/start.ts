@@ -79,13 +79,18 @@ function childGraceMs(name: string): number {
 /**
  * The worker's V8 heap is capped: its live heap stays well below the cap even with imports
  * running, but without a cap V8 lets garbage grow into slack, and the worker's peak resident
- * memory with it, while the cap costs imports little speed. The young generation is kept small too
- * (2 MB semi-spaces): a campaign then peaks lower in resident memory at the same rate within the
- * runs' spread. The figures: docs/guides/deployment.md, "systemd or Kubernetes", and
- * docs/benchmarks.md, `bench:imports-concurrent`.
+ * memory with it, while the cap costs imports little speed. The main thread's young generation is
+ * V8's default (16 MB semi-spaces on 64-bit): against 2 MB it spared a campaign ~0.08 ms of the
+ * worker's CPU a mail in garbage collection in a quiet sitting (a slower one could not tell it from
+ * the noise), and the worker's peak stays under 300 MiB (270–279)
+ * since it runs one workflow thread (worker/createWorker.ts) and loads mailauth only for received
+ * mail. It is not passed as --max-semi-space-size: V8 would apply that to every thread, and the
+ * message build thread keeps a small young generation of its own (mail/mime/messageBuildPool.ts).
+ * The figures: docs/guides/deployment.md, "systemd or Kubernetes", and docs/benchmarks.md,
+ * `bench:imports-concurrent` and `bench:campaign`.
  * docker-compose.yml and the benchmarks start the worker with the same flags.
  */
-const WORKER_NODE_ARGS = ['--max-old-space-size=384', '--max-semi-space-size=2'];
+const WORKER_NODE_ARGS = ['--max-old-space-size=384'];
 
 /**
  * Runs the API or the worker the way this launcher runs: `npm start` runs dist/scripts/start.js, so

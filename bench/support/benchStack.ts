@@ -92,7 +92,7 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     // The worker runs with the heap cap `npm start` and docker-compose give it; BENCH_WORKER_NODE_ARGS
     // ("" for none, or e.g. "--max-old-space-size=256") runs it with other V8 settings. As `npm start`
     // does, webhook delivery runs in a process of its own (WORKER_ROLE), unless BENCH_WORKER_ROLE=all.
-    const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384 --max-semi-space-size=2').split(' ').filter(Boolean);
+    const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384').split(' ').filter(Boolean);
     const split = process.env.BENCH_WORKER_ROLE !== 'all';
     worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info', WORKER_ROLE: split ? 'main' : 'all' }, nodeArgs, servicesFrom);
     children.push(worker);

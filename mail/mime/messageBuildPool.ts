@@ -16,6 +16,9 @@ export interface MessageBuilder {
   close(): Promise<void>;
 }
 
+/** V8 sizes a young generation as three semi-spaces: 2 MB ones. */
+const BUILD_THREAD_YOUNG_GENERATION_MB = 6;
+
 export function createMessageBuilder(threads: number): MessageBuilder {
   if (threads <= 0) {
     return {
@@ -31,6 +34,10 @@ export function createMessageBuilder(threads: number): MessageBuilder {
     // when this one is (tsx in scripts and benchmarks run from the sources, jest's transform in
     // tests, which threads do not inherit): it loads through tsx then.
     execArgv: threadExecArgv(),
+    // The young generation the thread ran with until the worker's main thread was given V8's default
+    // 16 MB semi-spaces (scripts/start.ts): this thread would grow to the same, ~15 MiB more resident
+    // memory in a campaign. A --max-semi-space-size flag overrides it (V8 applies it to every thread).
+    resourceLimits: { maxYoungGenerationSizeMb: BUILD_THREAD_YOUNG_GENERATION_MB },
   });
   let queued: Array<{ mail: OutgoingMail; resolve(message: BuiltMessage): void; reject(err: Error): void }> = [];
   const flush = () => {

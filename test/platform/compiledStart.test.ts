@@ -28,7 +28,7 @@ describe('the compiled JavaScript that npm start runs', () => {
 
     const databaseUrl = await createTestDatabase();
     const env = { ...testEnv(), DATABASE_URL: databaseUrl };
-    const worker = spawnService('worker/main.ts', env, ['--max-old-space-size=384', '--max-semi-space-size=2'], 'dist');
+    const worker = spawnService('worker/main.ts', env, ['--max-old-space-size=384'], 'dist');
     let api: Awaited<ReturnType<typeof spawnApi>> | undefined;
     try {
       await worker.waitForLine((l) => l.msg === 'worker started', 120_000);
