@@ -91,6 +91,12 @@ function childGraceMs(name: string): number {
  * docker-compose.yml and the benchmarks start the worker with the same flags.
  */
 const WORKER_NODE_ARGS = ['--max-old-space-size=384'];
+/**
+ * glibc's malloc arenas for the worker (unless set): by default one per thread up to 8 per core,
+ * each holding freed memory of its own; with 2 a 20,000-contact campaign peaked at 240–247 MiB
+ * against 267–274 at the same rate and CPU (docs/benchmarks.md, `bench:campaign`).
+ */
+const WORKER_ENV = { MALLOC_ARENA_MAX: '2' };
 
 /**
  * Runs the API or the worker the way this launcher runs: `npm start` runs dist/scripts/start.js, so
@@ -102,7 +108,7 @@ function runChild(name: 'api' | 'worker' | 'webhooks', entry: 'api/main' | 'work
     name,
     args: [...(entry === 'worker/main' ? WORKER_NODE_ARGS : []), ...moduleArgs(entry)],
     cwd: process.cwd(),
-    env,
+    env: entry === 'worker/main' ? { ...WORKER_ENV, ...env } : env,
     log,
     onLine,
     onGiveUp: (summary) => giveUp(`the ${name}`, summary),

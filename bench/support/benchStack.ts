@@ -94,10 +94,12 @@ export async function startBenchStack(options: { worker?: boolean; env?: Record<
     // does, webhook delivery runs in a process of its own (WORKER_ROLE), unless BENCH_WORKER_ROLE=all.
     const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '--max-old-space-size=384').split(' ').filter(Boolean);
     const split = process.env.BENCH_WORKER_ROLE !== 'all';
-    worker = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info', WORKER_ROLE: split ? 'main' : 'all' }, nodeArgs, servicesFrom);
+    // As scripts/start.ts gives it; MALLOC_ARENA_MAX in the bench's environment tries another value.
+    const arenas = { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+    worker = spawnService('worker/main.ts', { ...env, ...arenas, LOG_LEVEL: 'info', WORKER_ROLE: split ? 'main' : 'all' }, nodeArgs, servicesFrom);
     children.push(worker);
     if (split) {
-      webhooks = spawnService('worker/main.ts', { ...env, LOG_LEVEL: 'info', WORKER_ROLE: 'webhooks' }, nodeArgs, servicesFrom);
+      webhooks = spawnService('worker/main.ts', { ...env, ...arenas, LOG_LEVEL: 'info', WORKER_ROLE: 'webhooks' }, nodeArgs, servicesFrom);
       children.push(webhooks);
       labelProcess(webhooks.process.pid!, 'webhooks');
       await webhooks.waitForLine((l) => l.msg === 'worker started', 120_000);

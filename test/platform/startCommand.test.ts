@@ -11,6 +11,24 @@ import { eventually } from '../support/eventually';
  * nor TEMPORAL_ADDRESS runs an embedded PostgreSQL and a Temporal dev server under DATA_DIR,
  * serves /health 200, stops every child on Ctrl-C, and finds its data again on the next start.
  */
+/** The processes whose parent is `pid`, with their arguments and environment (Linux's /proc). */
+function childProcesses(pid: number): Array<{ pid: number; cmdline: string[]; environ: string[] }> {
+  const found = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent's pid is the field after the command's parenthesised name.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      const read = (file: string) => fs.readFileSync(`/proc/${entry}/${file}`, 'utf8').split('\0').filter(Boolean);
+      found.push({ pid: Number(entry), cmdline: read('cmdline'), environ: read('environ') });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
 describe('the start command on embedded defaults', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailroom-start-'));
   fs.chmodSync(dataDir, 0o755);
@@ -60,6 +78,13 @@ describe('the start command on embedded defaults', () => {
     const ready = await eventually(() => first.lines.find((l) => l.startsWith('Mailroom is ready: ')) ?? false, 10_000, 100);
     expect(ready).toContain(`Temporal UI ${first.ui}`);
     expect(ready).toContain('README "Quick start"');
+    // The worker processes run with the memory settings of the deployment guide.
+    const workers = childProcesses(first.child.pid!).filter((p) => p.cmdline.some((arg) => arg.includes('worker/main')));
+    expect(workers.map((w) => w.environ.find((v) => v.startsWith('WORKER_ROLE='))).sort()).toEqual(['WORKER_ROLE=main', 'WORKER_ROLE=webhooks']);
+    for (const worker of workers) {
+      expect(worker.cmdline).toContain('--max-old-space-size=384');
+      expect(worker.environ).toContain('MALLOC_ARENA_MAX=2');
+    }
     const signup = await fetch(`${first.url}/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
