@@ -231,6 +231,13 @@ export const campaignWaveRepository = {
          on conflict (contact_id, campaign_id) do nothing
          returning id, status, project_id, contact_id, subject, template_id, campaign_id, error
        ),
+       -- Run again after its commit's answer was lost (the database went away: retryWhileDatabaseUnavailable),
+       -- the statement finds this wave's rows already written under the ids the wave was built with,
+       -- which no other wave has: they are recorded, so they are handed over (a recorded wave always is).
+       already as (
+         select e.id, e.status from emails e
+         where e.id in (select id from wave) and exists (select 1 from claim)
+       ),
        raised as (
          update billing_usage u set used = u.used + (select count(*) from inserted where status = 'SENT')
          where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = 'campaigns' and exists (select 1 from inserted where status = 'SENT')
@@ -258,7 +265,8 @@ export const campaignWaveRepository = {
               exists (select 1 from counter) as counted,
               (select monthly_limit from cap) as cap_limit,
               (select count(*) from numbered where sends)::int - (select count(*) from kept where sends)::int as beyond_cap,
-              coalesce((select jsonb_agg(jsonb_build_object('id', id, 'status', status)) from inserted), '[]'::jsonb) as recorded,
+              coalesce((select jsonb_agg(jsonb_build_object('id', id, 'status', status))
+                        from (select id, status from inserted union all select id, status from already) r), '[]'::jsonb) as recorded,
               coalesce((select jsonb_agg(jsonb_build_object('id', id, 'project_id', project_id, 'contact_id', contact_id, 'name', name, 'created_at', created_at)) from recorded), '[]'::jsonb) as events`,
       [
         round.campaignId,
