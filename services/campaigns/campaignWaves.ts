@@ -122,7 +122,9 @@ export async function recordRound(services: DeliveryServices, round: Omit<WaveRo
     await campaignWaveRepository.ensureCounter(services.orm.em.fork(), round.projectId);
     // The hand-over and the refused or failed emails were recorded already; the rest of the wave now.
     const again = await run({ ...round, handedOver: [] });
-    result = { ...again, recorded: [...result.recorded, ...again.recorded], events: mergeEvents(result.events, again.events) };
+    // The second run also answers the rows the first one wrote (the refused and failed ones): once each.
+    const recorded = new Map([...result.recorded, ...again.recorded].map((email) => [email.id, email]));
+    result = { ...again, recorded: [...recorded.values()], events: mergeEvents(result.events, again.events) };
   }
   for (const [projectId, events] of result.events) await services.eventTriggers.afterEventsRecorded(projectId, events);
   return result;
