@@ -161,21 +161,28 @@ export const campaignWaveRepository = {
     const sendable = round.wave.map((w) => w.email.id);
     const claimCte = round.release
       ? `delete from campaign_batch_claims where campaign_id = ? and batch_start = ? and attempt = ? returning 1`
-      : `update campaign_batch_claims set pending_wave = case when (select may_send from state) then ?::uuid[] else '{}' end, updated_at = now()
+      : // A campaign that may no longer send records nothing new, but a run again after a lost answer
+        // finds the wave its first run recorded: that stays pending, to be handed over and recorded.
+        `update campaign_batch_claims set pending_wave = case when (select may_send from state) then ?::uuid[]
+           else coalesce((select array_agg(e.id) from emails e where e.id = any(?::uuid[])), '{}') end, updated_at = now()
          where campaign_id = ? and batch_start = ? and attempt = ? returning 1`;
     const claimParams = round.release
       ? [round.campaignId, round.batchStart, round.attempt]
-      : [uuidArray(sendable), round.campaignId, round.batchStart, round.attempt];
+      : [uuidArray(sendable), uuidArray(sendable), round.campaignId, round.batchStart, round.attempt];
     const [row] = await executeBound<RoundRow>(
       em,
       `with state as (
          select c.status, p.disabled, p.disabled_reason, c.status = 'SENDING' and not p.disabled as may_send
          from campaigns c join projects p on p.id = c.project_id where c.id = ?
        ),
+       -- The pending wave as this statement found it (a CTE reads the statement's snapshot, before
+       -- claim's update): run again after its commit's answer was lost, the statement finds this
+       -- wave pending instead, and the hand-over it already recorded is not recorded twice.
+       prior as (select pending_wave from campaign_batch_claims where campaign_id = ? and batch_start = ? and attempt = ?),
        claim as (${claimCte}),
        handed as (
          select * from jsonb_to_recordset(?::jsonb) as t(id uuid, status text, error text, provider_message_id text, message_stamp jsonb)
-         where exists (select 1 from claim)
+         where exists (select 1 from claim) and t.id in (select unnest(pending_wave) from prior)
        ),
        -- The rare update: a refusal or a temporary failure corrects the row the wave recorded SENT.
        corrected as (
@@ -270,6 +277,9 @@ export const campaignWaveRepository = {
               coalesce((select jsonb_agg(jsonb_build_object('id', id, 'project_id', project_id, 'contact_id', contact_id, 'name', name, 'created_at', created_at)) from recorded), '[]'::jsonb) as events`,
       [
         round.campaignId,
+        round.campaignId,
+        round.batchStart,
+        round.attempt,
         ...claimParams,
         JSON.stringify(
           round.handedOver.map((o) => ({
