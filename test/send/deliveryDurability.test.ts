@@ -142,3 +142,39 @@ describe('a worker killed between acceptance and delivery', () => {
     expect(recipients.filter((to) => receivedCount(to) > 2)).toEqual([]);
   });
 });
+
+describe('a worker stalled past its workflow task timeout in the middle of a hand-over', () => {
+  it('does not hand the email over a second time when the attempt runs again beside the stalled one', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const worker = await startWorker();
+    // The relay takes the message and answers late, so the attempt is mid-hand-over when the
+    // worker stops: what a long GC pause or a starved CPU looks like to Temporal.
+    smtp.slowDown(20_000);
+    const res = await stack.http.post(
+      '/v1/send',
+      { to: 'stalled@example.org', from: `hello@${domain}`, subject: 'Once', body: '<p>Hi</p>' },
+      { key: project.secretKey },
+    );
+    expect(res.status).toBe(200);
+    await smtp.waitFor((m) => m.envelopeTo.includes('stalled@example.org'), 60_000);
+    const [row] = await stack.orm.em.fork().execute(`select delivery_workflow_id from emails where id = ?`, [res.body.data.emails[0].email]);
+    const delivery = stack.temporal.workflow.getHandle(row.delivery_workflow_id);
+
+    worker.kill('SIGSTOP');
+    // Temporal gives up on the workflow task the stopped worker holds (10 s), so the attempt,
+    // a local activity, is scheduled again: by this same worker once it runs again.
+    await eventually(async () => {
+      const history = await delivery.fetchHistory();
+      if (!history.events?.some((e) => e.workflowTaskTimedOutEventAttributes)) throw new Error('workflow task not timed out yet');
+    }, 60_000);
+    worker.kill('SIGCONT');
+    smtp.slowDown(0);
+
+    // The delivery closes only after its attempt, run again, has ended; the stalled one's message
+    // was already stored before the stop, so the count after the close is final.
+    await delivery.result();
+    await everyOutcomeRecorded(project.id, 1, 60_000);
+    expect(receivedCount('stalled@example.org')).toBe(1);
+    await killed(worker);
+  });
+});

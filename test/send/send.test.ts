@@ -293,7 +293,9 @@ describe('POST /v1/send refuses bad requests with a clear 4xx and sends nothing'
     if (field) expect(res.body.error.errors.map((e: any) => e.field)).toContain(field);
     const emailsAfter = (await stack.orm.em.fork().execute(`select count(*)::int as n from emails where project_id = ?`, [project.id]))[0].n;
     expect(emailsAfter).toBe(emailsBefore);
-    expect(smtp.messages.length).toBe(before);
+    // Named, so a failure says which mail arrived (and from which earlier test, if any).
+    const arrived = smtp.messages.slice(before).map((m) => ({ to: m.envelopeTo, subject: m.parsed.subject, messageId: m.parsed.messageId }));
+    expect(arrived).toEqual([]);
     return res;
   }
 
