@@ -37,6 +37,22 @@ export const CLAIM_HOLD_SECONDS = 600;
  */
 const RECORD_OUTCOMES_PATIENCE_MS = 60_000;
 
+/** This process's delivery attempts still running, by claim owner (see deliverRecordedEmails). */
+const attemptsRunning = new Map<string, Promise<DeliveryAttemptResult>>();
+
+interface DeliveryOptions {
+  onWave?: (done: number) => void;
+  waveSize?: number;
+  /** Called while a sent wave waits for the database to record it (an activity's heartbeat). */
+  onWait?: () => void;
+  /**
+   * For mail its caller recorded a moment ago, in the same activity: the recipient rule was
+   * applied as it was recorded, and the sender domain was just looked up. Delivery takes those
+   * answers rather than asking the database again.
+   */
+  justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
+}
+
 /**
  * One delivery attempt over recorded emails, whoever recorded them (a transactional send, a
  * campaign batch, a workflow step), in waves: each wave claims the emails still to send under
@@ -48,19 +64,28 @@ export async function deliverRecordedEmails(
   services: DeliveryServices,
   emailIds: string[],
   owner: string,
-  options: {
-    onWave?: (done: number) => void;
-    waveSize?: number;
-    /** Called while a sent wave waits for the database to record it (an activity's heartbeat). */
-    onWait?: () => void;
-    /**
-     * For mail its caller recorded a moment ago, in the same activity: the recipient rule was
-     * applied as it was recorded, and the sender domain was just looked up. Delivery takes those
-     * answers rather than asking the database again.
-     */
-    justRecorded?: { senderDomain: { projectId: string; fromAddress: string; domain: DomainRow | null } };
-  } = {},
+  options: DeliveryOptions = {},
 ): Promise<DeliveryAttemptResult> {
+  // The same owner reclaims its emails at once, so an attempt run again after a crash resumes with
+  // the wave in flight. But an attempt can also run again while its first run is alive: Temporal
+  // gives up on a workflow task whose worker stalled past the task's timeout (a long GC pause, a
+  // starved CPU) and the local activity is dispatched again in this same process while the first
+  // run still waits on the relay. The later run waits for the earlier to end (it then finds their
+  // emails recorded), so a stall hands nothing over twice (test/send/deliveryDurability.test.ts).
+  const earlier = attemptsRunning.get(owner) ?? Promise.resolve();
+  const run = earlier.then(
+    () => deliverAttempt(services, emailIds, owner, options),
+    () => deliverAttempt(services, emailIds, owner, options),
+  );
+  attemptsRunning.set(owner, run);
+  try {
+    return await run;
+  } finally {
+    if (attemptsRunning.get(owner) === run) attemptsRunning.delete(owner);
+  }
+}
+
+async function deliverAttempt(services: DeliveryServices, emailIds: string[], owner: string, options: DeliveryOptions): Promise<DeliveryAttemptResult> {
   const { orm } = services;
   const waveSize = options.waveSize ?? SEND_WAVE;
   const result: DeliveryAttemptResult = { sent: 0, failed: 0, suppressed: 0, retry: [] };
