@@ -15,6 +15,7 @@ import crypto from 'node:crypto';
 import autocannon from 'autocannon';
 import { startBenchStack, printFigures } from './support/benchStack';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
+import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
 import { startSmtpSink } from './support/smtpSink';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
@@ -78,6 +79,7 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
       await new Promise((r) => setTimeout(r, 1000));
     }
 
+    const writesAtStart = await rowWriteSnapshot(orm);
     const start = await counts();
     const sinkAtStart = sink.counts;
     const timeline: string[] = [];
@@ -115,6 +117,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
     }
     const drainSeconds = (Date.now() - loadEnded) / 1000;
     clearInterval(sampler);
+    // What the sends and their deliveries wrote (webhook messages aside, as in bench:campaign).
+    const writesAtEnd = await rowWriteSnapshot(orm);
     console.log(`\n${shape}: per-second timeline`);
     for (const line of timeline) console.log(`  ${line}`);
 
@@ -149,6 +153,12 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
         'emails per delivery workflow': (accepted / Math.max(1, workflows)).toFixed(1),
         // During the load, per accepted send (delivery running beside it is counted too).
         ...Object.fromEntries(Object.entries(cpuPerUnit(cpuAtStart, cpuAtLoadEnd, accepted)).map(([k, v]) => [k.replace('per mail', 'per send'), v])),
+        ...Object.fromEntries(
+          Object.entries(await rowWritesPerUnit(orm, writesAtStart, writesAtEnd, delivered, ['webhook_messages'])).map(([k, v]) => [
+            k.replace('per mail', 'per send'),
+            v,
+          ]),
+        ),
       },
     );
     const sample = sink.sample('Subject: Order');
