@@ -33,10 +33,25 @@ test('forgot password: the mailed link opens the page that sets a new one, and o
   await page.goto(`${stack.api.url}/app/login`);
   await page.getByRole('link', { name: 'Forgot your password?' }).click();
   await page.getByLabel('Email').fill(account.email);
-  await page.getByRole('button', { name: 'Send reset email' }).click();
   // The answer waits for the workflow start: on a loaded machine (the whole suite on 2 cores) that
-  // took longer than the 30 s default once. An error shows as an alert: say which, not a timeout.
-  await page.getByRole('status').or(page.getByRole('alert')).first().waitFor({ timeout: 90_000 });
+  // took longer than the 30 s default once, and once no answer came within 90 s: the request and
+  // the stack's log then say whether it was sent, answered, or what the API was doing.
+  let sent = false;
+  page.on('request', (r) => {
+    if (r.url().endsWith('/auth/request-password-reset')) sent = true;
+  });
+  const answer = page
+    .waitForResponse((r) => r.url().endsWith('/auth/request-password-reset'), { timeout: 90_000 })
+    .catch((err: Error) => {
+      const recent = stack.logs
+        .slice(-15)
+        .map((l) => `${String(l.msg)} ${JSON.stringify({ ...l, msg: undefined, time: undefined, pid: undefined, hostname: undefined })}`);
+      throw new Error(`no answer to the reset request (${sent ? 'sent' : 'never sent'}): ${err.message}\nthe stack's last log lines:\n${recent.join('\n')}`);
+    });
+  await page.getByRole('button', { name: 'Send reset email' }).click();
+  expect((await answer).status()).toBe(200);
+  // An error shows as an alert: say which, not a timeout.
+  await page.getByRole('status').or(page.getByRole('alert')).first().waitFor();
   expect(await page.getByRole('alert').allTextContents()).toEqual([]);
   await expectAccessible(page);
 
