@@ -32,6 +32,8 @@ test('forgot password: the mailed link opens the page that sets a new one, and o
 
   await page.goto(`${stack.api.url}/app/login`);
   await page.getByRole('link', { name: 'Forgot your password?' }).click();
+  // The log-in page has an Email field too: fill the reset page's, once it is shown.
+  await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
   await page.getByLabel('Email').fill(account.email);
   // The answer waits for the workflow start: on a loaded machine (the whole suite on 2 cores) that
   // took longer than the 30 s default once, and once no answer came within 90 s: the request and
