@@ -2,9 +2,8 @@ import type { Logger } from '../lib/logger';
 
 /** When a crashed process is restarted, and when the supervisor gives up on it. */
 export interface RestartPolicy {
-  /** Crashes within `crashWindowMs` that make the supervisor give up. */
+  /** Crashes in a row, each after a run shorter than `stableAfterMs`, that make the supervisor give up. */
   maxCrashes: number;
-  crashWindowMs: number;
   /** The first restart waits this long; each further crash in a row doubles it, up to `maxDelayMs`. */
   initialDelayMs: number;
   maxDelayMs: number;
@@ -14,7 +13,6 @@ export interface RestartPolicy {
 
 export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   maxCrashes: 5,
-  crashWindowMs: 60_000,
   initialDelayMs: 1000,
   maxDelayMs: 30_000,
   stableAfterMs: 60_000,
@@ -22,7 +20,8 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
 
 export interface GiveUpSummary {
   crashes: number;
-  windowMs: number;
+  /** Each of those crashes ended a run shorter than this. */
+  stableAfterMs: number;
   lastOutput: string[];
 }
 
@@ -41,11 +40,15 @@ export interface CrashedRun {
  * The one home of the supervision rule `npm start` applies to everything it runs (the API, the
  * worker, the embedded PostgreSQL and Temporal dev server): each crash is logged, the process is
  * started again after a backoff that doubles with each crash in a row, and after `maxCrashes`
- * crashes within `crashWindowMs` it gives up (and Mailroom stops). `name` is the `process` field
- * of the log lines; `label` what the messages call it.
+ * crashes in a row, none after a run of `stableAfterMs` or more, it gives up (and Mailroom stops).
+ * `name` is the `process` field of the log lines; `label` what the messages call it.
+ *
+ * Counted in a row rather than within a time window: a part that takes a while to fail (a slow
+ * start on a busy machine, a connection that times out) would otherwise never have 5 crashes
+ * within the window once the backoff grows, and would be restarted for ever without a word of
+ * giving up. Any 5 crashes within a minute are also 5 in a row by this count.
  */
 export class CrashLoopGuard {
-  private crashTimes: number[] = [];
   private crashesInARow = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private cancelled = false;
@@ -69,27 +72,26 @@ export class CrashLoopGuard {
     const { name, log } = this.options;
     const label = this.options.label ?? name;
     const { code, signal, reason } = run;
-    const now = Date.now();
-    const ranMs = now - run.startedAt;
-    this.crashTimes = [...this.crashTimes.filter((t) => now - t < this.policy.crashWindowMs), now];
-    this.crashesInARow = ranMs >= this.policy.stableAfterMs ? 1 : this.crashesInARow + 1;
-    const crashes = this.crashTimes.length;
-    const windowS = Math.round(this.policy.crashWindowMs / 1000);
-    if (crashes >= this.policy.maxCrashes) {
+    const { maxCrashes, stableAfterMs } = this.policy;
+    const ranMs = Date.now() - run.startedAt;
+    this.crashesInARow = ranMs >= stableAfterMs ? 1 : this.crashesInARow + 1;
+    const crashes = this.crashesInARow;
+    const stableS = Math.round(stableAfterMs / 1000);
+    if (crashes >= maxCrashes) {
       this.cancelled = true;
       log.fatal(
-        { process: name, code, signal, reason, crashes, windowMs: this.policy.crashWindowMs, lastOutput: run.lastOutput },
-        `${label} crashed ${crashes} times within ${windowS} s; giving up and stopping Mailroom`,
+        { process: name, code, signal, reason, ranMs, crashes, stableAfterMs, lastOutput: run.lastOutput },
+        `${label} crashed ${crashes} times in a row, each within ${stableS} s of starting; giving up and stopping Mailroom`,
       );
-      this.options.onGiveUp({ crashes, windowMs: this.policy.crashWindowMs, lastOutput: run.lastOutput });
+      this.options.onGiveUp({ crashes, stableAfterMs, lastOutput: run.lastOutput });
       return;
     }
-    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** (this.crashesInARow - 1), this.policy.maxDelayMs);
+    const delayMs = Math.min(this.policy.initialDelayMs * 2 ** (crashes - 1), this.policy.maxDelayMs);
     const how = reason ?? `exited unexpectedly (${signal ?? `code ${code}`})`;
     log.error(
-      { process: name, code, signal, reason, ranMs, restartInMs: delayMs, crashes, windowMs: this.policy.crashWindowMs },
+      { process: name, code, signal, reason, ranMs, restartInMs: delayMs, crashes, stableAfterMs },
       `${label} ${how}; restarting it in ${delayMs / 1000} s` +
-        ` (${crashes} crash${crashes === 1 ? '' : 'es'} within ${windowS} s; Mailroom stops at ${this.policy.maxCrashes})`,
+        ` (${crashes} crash${crashes === 1 ? '' : 'es'} in a row; Mailroom stops at ${maxCrashes} without a run of ${stableS} s)`,
     );
     this.restartTimer = setTimeout(restart, delayMs);
   }

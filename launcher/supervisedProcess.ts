@@ -20,7 +20,7 @@ export interface SupervisedProcessOptions {
   policy?: RestartPolicy;
   /** Every line the child writes, after it has been passed through to our own stdout/stderr. */
   onLine?: (line: string) => void;
-  /** Called once the child has crashed `maxCrashes` times within `crashWindowMs`; it is not restarted again. */
+  /** Called once the child has crashed `maxCrashes` times in a row without a stable run; it is not restarted again. */
   onGiveUp: (summary: GiveUpSummary) => void;
 }
 

@@ -118,10 +118,10 @@ function runChild(name: 'api' | 'worker' | 'webhooks', entry: 'api/main' | 'work
 }
 
 /** Something supervised crashed too often: Mailroom stops. */
-function giveUp(what: string, { crashes, windowMs, lastOutput }: GiveUpSummary): void {
+function giveUp(what: string, { crashes, stableAfterMs, lastOutput }: GiveUpSummary): void {
   // For the person at the terminal: the JSON line before has the same, machine-readable.
   process.stderr.write(
-    `\nMailroom is stopping: ${what} crashed ${crashes} times within ${windowMs / 1000} s. Its last output:\n` +
+    `\nMailroom is stopping: ${what} crashed ${crashes} times in a row, each within ${stableAfterMs / 1000} s of starting. Its last output:\n` +
       lastOutput.map((line) => `  | ${line}`).join('\n') +
       '\n\n',
   );
