@@ -24,6 +24,7 @@ import { printProfileStages } from './support/cpuProfileStages';
 import { printAllocationStages } from './support/allocationStages';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
+import { statementCosts, statementCostsSkipped } from './support/statementCosts';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject, type TestProject } from '../test/support/accounts';
 import { startTestDnsServer } from '../test/support/dnsServer';
@@ -133,6 +134,9 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
       }
     }
     const writesAtSend = await rowWriteSnapshot(orm);
+    const statements = await statementCosts(orm);
+    if ('reset' in statements) await statements.reset();
+    else console.log(statementCostsSkipped(statements));
     const cpuAtSend = cpuSnapshot();
     const startedAt = Date.now();
     const send = await http.post(`/campaigns/${campaignId}/send`, {}, { key: project.secretKey });
@@ -197,6 +201,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
       ...cpuPerUnit(cpuAtSend, cpuAtEnd, received),
       // Webhook messages aside (issue 39's count); rollups and the like included.
       ...(await rowWritesPerUnit(orm, writesAtSend, writesAtEnd, received, ['webhook_messages'])),
+      ...('perUnit' in statements ? await statements.perUnit(received) : {}),
     });
     run = { received, startedAt, lastAt: counts.lastAt, mailsPerSecond: received / toLast };
     await options.afterSend?.(run);

@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { startBenchStack, printFigures } from './support/benchStack';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
+import { statementCosts, statementCostsSkipped } from './support/statementCosts';
 import { startSmtpSink } from './support/smtpSink';
 import { HttpClient } from '../test/support/http';
 import { accountWithProject } from '../test/support/accounts';
@@ -80,6 +81,9 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
     }
 
     const writesAtStart = await rowWriteSnapshot(orm);
+    const statements = await statementCosts(orm);
+    if ('reset' in statements) await statements.reset();
+    else console.log(statementCostsSkipped(statements));
     const start = await counts();
     const sinkAtStart = sink.counts;
     const timeline: string[] = [];
@@ -159,6 +163,11 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
             v,
           ]),
         ),
+        ...('perUnit' in statements
+          ? Object.fromEntries(
+              Object.entries(await statements.perUnit(delivered)).map(([k, v]) => [k.replace('per mail', 'per send'), v.replace('a mail', 'a send')]),
+            )
+          : {}),
       },
     );
     const sample = sink.sample('Subject: Order');

@@ -52,6 +52,11 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     PORT: '0',
     PUBLIC_URL: 'http://mailroom.test',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // A worker process a test starts runs at the API's priority: its product default (10) puts it
+    // behind everything else on the machine, and here that is the other test files' processes,
+    // which would starve it for no reason the product has (test/platform/workerPriority.test.ts
+    // covers the setting itself; the webhook worker keeps its own, WEBHOOK_WORKER_NICE).
+    WORKER_NICE: '0',
     // SMTP roles listen only in the tests that start them (startTestStack's `smtpPorts`).
     INBOUND_SMTP_PORT: '0',
     SUBMISSION_SMTP_PORT: '0',
@@ -179,6 +184,7 @@ export async function startStackWorker(stack: TestStack, env: Record<string, str
     DATA_DIR: stack.config.dataDir,
     SECRET: stack.config.secret,
     LOG_LEVEL: 'info',
+    WORKER_NICE: '0', // as in testEnv
     ...env,
   });
   try {
