@@ -17,7 +17,13 @@ import { chain, insertWorkflow } from './workflowDefinitionRows';
  */
 const WORKER_START_MS = 120_000;
 const CONTACTS = 5;
-jest.setTimeout(300_000);
+/**
+ * The DELAY of the executions the kill interrupts: it must outlast what the test does between the
+ * DELAYs starting and the kill (a few tracks, polls and histories: seconds when idle, many times
+ * that on a loaded machine), then it runs out while no worker runs.
+ */
+const DELAY_MS = 45_000;
+jest.setTimeout(300_000 + DELAY_MS);
 
 let dns: TestDnsServer;
 let smtp: TestSmtpServer;
@@ -98,7 +104,7 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
     eventName: delayedEvent,
     steps: [
       { key: 'first', type: 'SEND_EMAIL', config: { templateId: first }, templateId: first },
-      { key: 'pause', type: 'DELAY', config: { amount: 0.1, unit: 'minutes' } },
+      { key: 'pause', type: 'DELAY', config: { amount: DELAY_MS / 60_000, unit: 'minutes' } },
       { key: 'second', type: 'SEND_EMAIL', config: { templateId: second }, templateId: second },
     ],
     transitions: chain('first', 'pause', 'second'),
@@ -120,18 +126,22 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
 
   const delayedEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`d${i}`)}@example.org`);
   const waitingEmails = Array.from({ length: CONTACTS }, (_, i) => `${unique(`w${i}`)}@example.org`);
-  // The executions that wait for an event start first, the DELAYs (6 s) last: still running at the kill.
-  for (const email of waitingEmails) await track(email, orderedEvent, { firstName: 'Wai' });
-  await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
-  for (const email of delayedEmails) await track(email, delayedEvent, { firstName: 'Del' });
-  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
   // Every wait is on a Temporal timer (the DELAY, the WAIT_FOR_EVENT's timeout) before the kill.
   const history = async (executionId: string) => (await stack.temporal.workflow.getHandle(`execution-${executionId}`).fetchHistory()).events ?? [];
-  await eventually(async () => {
-    for (const executionId of [...(await executionIds(waiting.id)), ...(await executionIds(delayed.id))]) {
-      if (!(await history(executionId)).some((e) => e.timerStartedEventAttributes)) throw new Error(`execution ${executionId} waits on no timer yet`);
-    }
-  }, 60_000);
+  const onTimers = (workflowId: string) =>
+    eventually(async () => {
+      for (const executionId of await executionIds(workflowId)) {
+        if (!(await history(executionId)).some((e) => e.timerStartedEventAttributes)) throw new Error(`execution ${executionId} waits on no timer yet`);
+      }
+    }, 60_000);
+  // The executions that wait for an event start first and are seen waiting; the DELAYs last, so
+  // that as little as possible happens between their start and the kill: still running at it.
+  for (const email of waitingEmails) await track(email, orderedEvent, { firstName: 'Wai' });
+  await eventually(async () => expect(await statuses(waiting.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+  await onTimers(waiting.id);
+  for (const email of delayedEmails) await track(email, delayedEvent, { firstName: 'Del' });
+  await eventually(async () => expect(await statuses(delayed.id)).toEqual(Array(CONTACTS).fill('WAITING')), 60_000);
+  await onTimers(delayed.id);
 
   await killed(worker);
   const killedAt = Date.now();
@@ -158,8 +168,9 @@ it('executions waiting in DELAY and WAIT_FOR_EVENT survive a killed worker and f
       }
       return timers;
     },
-    30_000,
-    250,
+    // The DELAYs, started before the kill, run out within DELAY_MS of it.
+    DELAY_MS + 60_000,
+    1_000,
   );
   // The DELAYs were due after the kill: they ran out while no worker ran, not before.
   expect(delays).toHaveLength(CONTACTS);

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { startTestDnsServer, type TestDnsServer } from '../support/dnsServer';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtpServer';
@@ -96,10 +97,11 @@ describe('execution walks', () => {
     const email = `${unique('ada')}@example.org`;
     const tracked = await track(email, event, { firstName: 'Ada', orderId: 'A-17', plan: { value: 'pro', persistent: false } });
 
-    const waiting = await untilStatus(wf.id, tracked.contact, 'WAITING', 30_000);
-    expect(waiting.currentStepId).toBe(wf.steps.pause);
-    expect(waiting.waitUntil).toBeTruthy();
-    const done = await untilStatus(wf.id, tracked.contact, 'COMPLETED', 30_000);
+    // A wait of 3 s can be over between two polls of the API, so the wait is proven by what it
+    // leaves behind: a 3 s durable timer in the run's history, and a DELAY row that completed at
+    // least 3 s after it began (both times from PostgreSQL). The WAITING state itself, with its
+    // step and waitUntil, is shown by the cancel signal's test, whose DELAY lasts hours.
+    const done = await untilStatus(wf.id, tracked.contact, 'COMPLETED', 60_000);
     expect(done.triggerEventId).toBe(tracked.event);
     expect(done.context).toMatchObject({ firstName: 'Ada', orderId: 'A-17', plan: 'pro' });
     expect(done.steps.map((s: any) => [s.sequence, s.type, s.status])).toEqual([
@@ -108,6 +110,9 @@ describe('execution walks', () => {
       [2, 'DELAY', 'COMPLETED'],
       [3, 'SEND_EMAIL', 'COMPLETED'],
     ]);
+    const pause = done.steps[2];
+    expect(pause).toMatchObject({ stepId: wf.steps.pause, output: { outcome: 'ELAPSED' } });
+    expect(Date.parse(pause.completedAt) - Date.parse(pause.startedAt)).toBeGreaterThanOrEqual(3_000);
     expect(done.completedAt).toBeTruthy();
 
     const mails = smtp.messages.filter((m) => m.envelopeTo[0] === email);
@@ -123,9 +128,15 @@ describe('execution walks', () => {
     expect(workflow.first_execution_at).toBeTruthy();
 
     // Operators find it in Temporal by its id and search attributes.
-    const described = await stack.temporal.workflow.getHandle(`execution-${done.id}`).describe();
+    const handle = stack.temporal.workflow.getHandle(`execution-${done.id}`);
+    const described = await handle.describe();
     expect(described.searchAttributes.ProjectId).toEqual([project.id]);
     expect(described.searchAttributes.ContactId).toEqual([tracked.contact]);
+    // The DELAY waited on a durable timer of its length, which fired.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timer = events.find((e) => e.timerStartedEventAttributes && tsToMs(e.timerStartedEventAttributes.startToFireTimeout) === 3_000);
+    expect(timer).toBeDefined();
+    expect(events.some((e) => e.timerFiredEventAttributes && String(e.timerFiredEventAttributes.startedEventId) === String(timer!.eventId))).toBe(true);
   });
 
   it('SEND_EMAIL whose relay refuses for now: the walk goes on and the mail arrives through a delivery workflow with retries', async () => {
@@ -187,21 +198,26 @@ describe('execution walks', () => {
   });
 
   it('WAIT_FOR_EVENT: the event takes the EVENT edge with its data merged into the context; silence takes the TIMEOUT edge', async () => {
-    const event = unique('cart');
     const templateId = await template({ subject: 'Order {{orderId}}' });
-    const wf = await insertWorkflow(stack, project.id, {
-      eventName: event,
-      steps: [
-        { key: 'wait', type: 'WAIT_FOR_EVENT', config: { eventName: `${event}-paid`, timeout: 4 } },
-        { key: 'thanks', type: 'SEND_EMAIL', config: { templateId }, templateId },
-        { key: 'gaveUp', type: 'EXIT', config: { reason: 'Never paid' } },
-      ],
-      transitions: [
-        { from: 'trigger', to: 'wait' },
-        { from: 'wait', to: 'thanks', waitOutcome: 'EVENT' },
-        { from: 'wait', to: 'gaveUp', waitOutcome: 'TIMEOUT' },
-      ],
-    });
+    // The same wait in two workflows: for the contact who pays, a timeout no slow machine reaches
+    // before the event does (the wait still has its TIMEOUT edge to not take); for the silent
+    // one, a short timeout that nothing races.
+    const waitingWorkflow = (event: string, timeout: number) =>
+      insertWorkflow(stack, project.id, {
+        eventName: event,
+        steps: [
+          { key: 'wait', type: 'WAIT_FOR_EVENT', config: { eventName: `${event}-paid`, timeout } },
+          { key: 'thanks', type: 'SEND_EMAIL', config: { templateId }, templateId },
+          { key: 'gaveUp', type: 'EXIT', config: { reason: 'Never paid' } },
+        ],
+        transitions: [
+          { from: 'trigger', to: 'wait' },
+          { from: 'wait', to: 'thanks', waitOutcome: 'EVENT' },
+          { from: 'wait', to: 'gaveUp', waitOutcome: 'TIMEOUT' },
+        ],
+      });
+    const event = unique('cart');
+    const wf = await waitingWorkflow(event, 600);
     const payer = `${unique('payer')}@example.org`;
     const started = await track(payer, event, { cart: 3 });
     const waiting = await untilStatus(wf.id, started.contact, 'WAITING');
@@ -212,8 +228,10 @@ describe('execution walks', () => {
     expect(paid.steps[1].output).toMatchObject({ outcome: 'EVENT', event: { name: `${event}-paid` } });
     expect((await smtp.waitFor((m) => m.envelopeTo[0] === payer)).parsed.subject).toBe('Order P-99');
 
-    const silent = await track(`${unique('silent')}@example.org`, event);
-    const timedOut = await untilStatus(wf.id, silent.contact, 'EXITED', 30_000);
+    const quietEvent = unique('quiet-cart');
+    const quiet = await waitingWorkflow(quietEvent, 2);
+    const silent = await track(`${unique('silent')}@example.org`, quietEvent);
+    const timedOut = await untilStatus(quiet.id, silent.contact, 'EXITED');
     expect(timedOut.exitReason).toBe('Never paid');
     expect(timedOut.steps[1].output).toEqual({ outcome: 'TIMEOUT' });
   });
@@ -431,6 +449,10 @@ describe('the executions API', () => {
     });
     const tracked = await track(`${unique('sig')}@example.org`, event);
     const waiting = await untilStatus(wf.id, tracked.contact, 'WAITING');
+    // A DELAY waiting shows its step and when it ends.
+    expect(waiting.currentStepId).toBe(wf.steps.wait);
+    expect(Date.parse(waiting.waitUntil)).toBeGreaterThan(Date.now());
+    expect(Date.parse(waiting.waitUntil)).toBeLessThanOrEqual(Date.now() + 2 * 3600_000);
     await stack.temporal.workflow.getHandle(`execution-${waiting.id}`).signal('cancel', { reason: 'operator' });
     const done = await untilStatus(wf.id, tracked.contact, 'CANCELLED');
     expect(done.exitReason).toBe('operator');
@@ -438,27 +460,37 @@ describe('the executions API', () => {
 });
 
 describe('definitions edited while executions wait', () => {
+  // The waits are WAIT_FOR_EVENTs without a timeout, ended by the test's own track once the edit
+  // is made: a DELAY would end on its own, before or after the edit as the machine's speed has it.
   it('the step after a wait is resolved when the wait ends; a deleted waiting step ends the execution EXITED with the reason', async () => {
     const event = unique('edited');
+    const go = `${event}-go`;
     const wf = await insertWorkflow(stack, project.id, {
       eventName: event,
       allowReentry: true,
       steps: [
-        { key: 'pause', type: 'DELAY', config: { amount: 0.1, unit: 'minutes' } },
+        { key: 'pause', type: 'WAIT_FOR_EVENT', config: { eventName: go } },
         { key: 'old', type: 'EXIT', config: { reason: 'old path' } },
         { key: 'new', type: 'EXIT', config: { reason: 'new path' } },
       ],
-      transitions: chain('pause', 'old'),
+      transitions: [
+        { from: 'trigger', to: 'pause' },
+        { from: 'pause', to: 'old', waitOutcome: 'EVENT' },
+      ],
     });
-    const first = await track(`${unique('e1')}@example.org`, event);
+    const firstEmail = `${unique('e1')}@example.org`;
+    const first = await track(firstEmail, event);
     await untilStatus(wf.id, first.contact, 'WAITING');
-    // Edited while it waits: the DELAY now leads to another step.
+    // Edited while it waits: the wait now leads to another step. Then the wait ends.
     await sql(`update workflow_transitions set to_step_id = ? where from_step_id = ?`, [wf.steps.new, wf.steps.pause]);
+    await track(firstEmail, go);
     expect((await untilStatus(wf.id, first.contact, 'EXITED')).exitReason).toBe('new path');
 
-    const second = await track(`${unique('e2')}@example.org`, event);
+    const secondEmail = `${unique('e2')}@example.org`;
+    const second = await track(secondEmail, event);
     await untilStatus(wf.id, second.contact, 'WAITING');
     await sql(`delete from workflow_steps where id = ?`, [wf.steps.pause]);
+    await track(secondEmail, go);
     const gone = await untilStatus(wf.id, second.contact, 'EXITED');
     expect(gone.exitReason).toBe(`The step ${wf.steps.pause} was deleted from the workflow while the execution waited in it`);
   });
@@ -468,6 +500,7 @@ describe('through the definition API', () => {
   it('a workflow built and enabled over HTTP runs; a step spliced out while an execution waits before it is skipped', async () => {
     const k = { key: project.secretKey };
     const event = unique('api-built');
+    const go = `${event}-go`;
     const created = await stack.http.post('/workflows', { name: 'Built over HTTP', eventName: event, allowReentry: true }, k);
     expect(created.status).toBe(201);
     const wf = created.body;
@@ -479,7 +512,8 @@ describe('through the definition API', () => {
     };
     const link = async (fromStepId: string, toStepId: string) =>
       expect((await stack.http.post(`/workflows/${wf.id}/transitions`, { fromStepId, toStepId }, k)).status).toBe(201);
-    const pause = await step('DELAY', { amount: 0.1, unit: 'minutes' });
+    // A wait the test ends itself once the step after it is spliced out (a DELAY could end first).
+    const pause = await step('WAIT_FOR_EVENT', { eventName: go });
     const tag = await step('UPDATE_CONTACT', { updates: { tagged: true } });
     const end = await step('EXIT', { reason: 'end of the line' });
     await link(trigger.id, pause);
@@ -488,12 +522,14 @@ describe('through the definition API', () => {
     const enabled = await stack.http.patch(`/workflows/${wf.id}`, { enabled: true }, k);
     expect(enabled.status).toBe(200);
 
-    const first = await track(`${unique('h1')}@example.org`, event);
+    const email = `${unique('h1')}@example.org`;
+    const first = await track(email, event);
     await untilStatus(wf.id, first.contact, 'WAITING');
     expect((await stack.http.delete(`/workflows/${wf.id}/steps/${tag}?splice=true`, k)).status).toBe(204);
+    await track(email, go);
     const done = await untilStatus(wf.id, first.contact, 'EXITED');
     expect(done.exitReason).toBe('end of the line');
-    expect(done.steps.map((s: any) => s.type)).toEqual(['TRIGGER', 'DELAY', 'EXIT']);
+    expect(done.steps.map((s: any) => s.type)).toEqual(['TRIGGER', 'WAIT_FOR_EVENT', 'EXIT']);
     expect((await stack.http.get(`/contacts/${first.contact}`, k)).body.data).toEqual({});
   });
 });
