@@ -121,6 +121,8 @@ const envSchema = z.object({
     .number({ invalid_type_error: 'must be a number of hours' })
     .refine((n) => Number.isFinite(n) && n > 0 && n <= 8760, 'must be a number of hours above 0, at most 8760')
     .default(120),
+  /** Contract 18: an outbound webhook attempt with no complete 2xx answer within this long fails (and is retried). */
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: wholeNumber(1000, 120_000, 'milliseconds').default(15000),
   /** How many messages one endpoint has in flight at once. */
   WEBHOOK_ENDPOINT_CONCURRENCY: wholeNumber(1, 100, 'requests').default(10),
   /** How many endpoints one worker delivers to at once (the webhook task queue's activity slots). */
@@ -249,7 +251,7 @@ export interface Config {
   /** WEBHOOK_ALLOWED_NETWORKS: CIDR blocks WEBHOOK steps may call although they are not public. */
   webhookAllowedNetworks: string[];
   /** Outbound webhooks (contract 18): retries, disabling, and how much is delivered at once. */
-  webhooks: { retryDelaysSeconds: number[]; disableAfterHours: number; endpointConcurrency: number; deliverySlots: number };
+  webhooks: { retryDelaysSeconds: number[]; disableAfterHours: number; attemptTimeoutMs: number; endpointConcurrency: number; deliverySlots: number };
   logLevel: string;
   /** How long the worker lets running activities finish after SIGTERM. */
   shutdownTimeoutMs: number;
@@ -422,6 +424,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       retryDelaysSeconds: e.WEBHOOK_RETRY_DELAYS_SECONDS,
       disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
+      attemptTimeoutMs: e.WEBHOOK_ATTEMPT_TIMEOUT_MS,
       endpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
       deliverySlots: e.WEBHOOK_DELIVERY_SLOTS,
     },

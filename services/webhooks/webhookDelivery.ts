@@ -8,10 +8,13 @@ import { standardWebhookHeaders } from '../../lib/webhooks/standardWebhookSignat
 import { webhookEndpointRepository, type WebhookEndpointRow } from '../../db/webhooks/webhookEndpointRepository';
 import { webhookMessageRepository, type ClaimedWebhookMessage, type WebhookAttempt } from '../../db/webhooks/webhookMessageRepository';
 
-/** Contract 18: a 2xx within this long succeeds. */
-export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
-/** How far a claimed message's next_attempt_at moves ahead while its attempt runs: past the attempt's own bound. */
-const LEASE_SECONDS = 30;
+/**
+ * How far a claimed message's lease (`leased_until`) reaches while its attempt runs: past the
+ * attempt's own bound (WEBHOOK_ATTEMPT_TIMEOUT_MS, 15 s by default), so no attempt under way is claimed twice.
+ */
+function leaseSeconds(config: Config): number {
+  return Math.max(30, Math.ceil(config.webhooks.attemptTimeoutMs / 1000) + 15);
+}
 /** A run returns after this long, so the workflow's history moves on and a run never nears its timeout. */
 const RUN_FOR_MS = 4 * 60_000;
 /** With nothing due, a run waits this long for news before it hands back to the workflow's timer. */
@@ -177,7 +180,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
       gathered = false;
       if (deps.yieldToMail) await deps.yieldToMail();
       const free = cap - inFlight.size;
-      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, LEASE_SECONDS) : [];
+      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, leaseSeconds(config)) : [];
       // Changed since it was read (a rotated secret, a new url): read it again before sending.
       if (claimed.some((message) => message.endpointVersion !== endpoint?.version)) {
         await refresh();
@@ -218,8 +221,12 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
       // Due but not claimable (another run's lease, the endpoint just disabled): look again shortly.
       await local.wait(dueInMs > 0 ? Math.min(dueInMs, lingerLeft, 5000) : 200);
     }
-    // The attempts under way end (each is bounded by its timeout) and are recorded before the run returns.
-    await Promise.all([...inFlight]);
+    // The attempts under way end (each is bounded by its timeout) and are recorded before the run returns;
+    // the run heartbeats meanwhile, as a timeout may be longer than the activity's heartbeat timeout.
+    while (inFlight.size > 0) {
+      deps.heartbeat();
+      await local.wait(5000);
+    }
     await flush();
     const stopped: 'deleted' | 'disabled' | null = stoppedBy;
     return stopped === 'deleted' ? { state: 'deleted' } : stopped === 'disabled' ? { state: 'disabled' } : { state: 'busy' };
@@ -254,7 +261,8 @@ async function attemptOne(
         'user-agent': WEBHOOK_USER_AGENT,
       },
       body: message.body,
-      timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      // Contract 18: a 2xx within this long (WEBHOOK_ATTEMPT_TIMEOUT_MS) succeeds.
+      timeoutMs: config.webhooks.attemptTimeoutMs,
       resolver: resolverFor(config),
       allowPrivate: config.webhookAllowPrivate,
       allowedNetworks: config.webhookAllowedNetworks,
