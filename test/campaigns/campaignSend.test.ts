@@ -62,6 +62,19 @@ async function untilStatus(project: TestProject, id: string, status: string, tim
   }, timeoutMs);
 }
 
+/**
+ * Waits until the campaign's run has read the campaign and started the durable timer that waits
+ * out its scheduledFor; answers the run's handle.
+ */
+async function untilTimerStarted(id: string) {
+  const handle = stack.temporal.workflow.getHandle(`campaign-${id}`);
+  await eventually(async () => {
+    const history = await handle.fetchHistory();
+    if (!history.events?.some((e) => e.timerStartedEventAttributes)) throw new Error('no timer yet');
+  });
+  return handle;
+}
+
 const received = (prefix: string) => smtp.messages.filter((m) => m.envelopeTo[0].startsWith(`${prefix}-`));
 
 describe('sending a campaign', () => {
@@ -275,31 +288,39 @@ describe('sending a campaign', () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     await addContacts(project, 'later', 3);
     const campaign = await createCampaign(project, domain);
-    const at = new Date(Date.now() + 3000).toISOString();
+    // Far enough ahead that even a slow machine has the run waiting on its timer long before it fires.
+    const at = new Date(Date.now() + 15_000).toISOString();
     const res = await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: at }, { key: project.secretKey });
     expect(res.body).toMatchObject({ data: { status: 'SCHEDULED' }, message: expect.stringContaining('Campaign scheduled for') });
-    await new Promise((r) => setTimeout(r, 1000));
+    // The run waits on its durable timer: until it fires, the campaign stays SCHEDULED and no mail leaves.
+    const handle = await untilTimerStarted(campaign.id);
     expect(received('later')).toHaveLength(0);
     expect((await campaignOf(project, campaign.id)).status).toBe('SCHEDULED');
+    // Both were seen before the timer fired (the history read after them says so), while the run waited.
+    expect((await handle.fetchHistory()).events?.some((e) => e.timerFiredEventAttributes)).toBe(false);
     const sent = await untilStatus(project, campaign.id, 'SENT');
     expect(new Date(sent.sentAt).getTime()).toBeGreaterThanOrEqual(Date.parse(at) - 50);
     await eventually(() => {
       if (received('later').length < 3) throw new Error('not yet');
     });
-  });
+  }, 120_000);
 
   it('cancelling a scheduled campaign stops it before any mail', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     await addContacts(project, 'never', 3);
     const campaign = await createCampaign(project, domain);
-    await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: new Date(Date.now() + 2000).toISOString() }, { key: project.secretKey });
+    // An hour ahead: the cancel lands long before the schedule, however slow the machine.
+    await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: new Date(Date.now() + 3_600_000).toISOString() }, { key: project.secretKey });
     const cancel = await stack.http.post(`/campaigns/${campaign.id}/cancel`, {}, { key: project.secretKey });
     expect(cancel.status).toBe(200);
     const result = await stack.temporal.workflow.getHandle(`campaign-${campaign.id}`).result();
     // CANCELLED when the run was waiting out the schedule; NOT_SENDABLE when the cancel landed
     // before the run first read the campaign (a busy machine delays that first activity).
     expect(result).toMatchObject({ phase: expect.stringMatching(/^(CANCELLED|NOT_SENDABLE)$/), sent: 0 });
-    await new Promise((r) => setTimeout(r, 2500));
+    // The run has closed, its activities have returned and no run of the campaign is open:
+    // nothing more will arrive.
+    await activitiesFinished(stack);
+    await runsClosed(stack.temporal, `CampaignId = "${campaign.id}"`, { atLeast: 1 });
     expect(received('never')).toHaveLength(0);
     expect((await campaignOf(project, campaign.id)).status).toBe('CANCELLED');
   });
@@ -351,11 +372,7 @@ describe('sending a campaign', () => {
     await addContacts(project, 'op', 2);
     const campaign = await createCampaign(project, domain);
     await stack.http.post(`/campaigns/${campaign.id}/send`, { scheduledFor: new Date(Date.now() + 60_000).toISOString() }, { key: project.secretKey });
-    const handle = stack.temporal.workflow.getHandle(`campaign-${campaign.id}`);
-    await eventually(async () => {
-      const history = await handle.fetchHistory();
-      if (!history.events?.some((e) => e.timerStartedEventAttributes)) throw new Error('no timer yet');
-    });
+    const handle = await untilTimerStarted(campaign.id);
     await handle.cancel();
     expect(await handle.result()).toMatchObject({ phase: 'CANCELLED' });
     expect((await campaignOf(project, campaign.id)).status).toBe('CANCELLED');

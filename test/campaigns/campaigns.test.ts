@@ -512,6 +512,19 @@ describe('GET /campaigns/:id/stats', () => {
 describe('POST /campaigns/:id/send and /cancel', () => {
   const describeWorkflow = (id: string) => stack.temporal.workflow.getHandle(`campaign-${id}`).describe();
 
+  /**
+   * Starts the campaign's campaign-<id> workflow on a task queue no worker polls, as a start that
+   * timed out but went through would have left it: the API's send takes it as started, and nothing
+   * runs it, so the campaign stays SENDING (the shared project has no contacts: a send it runs
+   * itself may be SENT by the time of the test's next request).
+   */
+  const startIdleRun = (id: string) =>
+    stack.temporal.workflow.start('campaignSendWorkflow', {
+      workflowId: `campaign-${id}`,
+      taskQueue: `${stack.config.temporalTaskQueue}-nobody`,
+      args: [{ campaignId: id, projectId: shared.project.id }],
+    });
+
   it('sends now: SENDING, the campaign-<id> workflow started with its search attributes; a second send is a 400', async () => {
     const { project, domain } = shared;
     const c = await createCampaign(project, domain);
@@ -533,11 +546,16 @@ describe('POST /campaigns/:id/send and /cancel', () => {
       ]),
     );
 
-    const again = await api(project).post(`/campaigns/${c.id}/send`, { scheduledFor: null });
+    // That run may already have ended SENT (no contacts): the second send goes to a campaign held SENDING.
+    const sending = await createCampaign(project, domain);
+    const idle = await startIdleRun(sending.id);
+    expect((await api(project).post(`/campaigns/${sending.id}/send`, {})).body.data.status).toBe('SENDING');
+    const again = await api(project).post(`/campaigns/${sending.id}/send`, { scheduledFor: null });
     expect(again.status).toBe(400);
     expect(again.body.error.message).toContain('SENDING');
-    expect((await api(project).put(`/campaigns/${c.id}`, { name: 'x' })).status).toBe(400);
-    expect((await api(project).delete(`/campaigns/${c.id}`)).status).toBe(409);
+    expect((await api(project).put(`/campaigns/${sending.id}`, { name: 'x' })).status).toBe(400);
+    expect((await api(project).delete(`/campaigns/${sending.id}`)).status).toBe(409);
+    await idle.terminate();
   });
 
   it('schedules with any date a parser accepts; a past date sends now', async () => {
@@ -611,11 +629,7 @@ describe('POST /campaigns/:id/send and /cancel', () => {
 
   it('takes a campaign-<id> workflow already running (a start retried after a timeout) as started', async () => {
     const c = await createCampaign(shared.project, shared.domain);
-    await stack.temporal.workflow.start('campaignSendWorkflow', {
-      workflowId: `campaign-${c.id}`,
-      taskQueue: `${stack.config.temporalTaskQueue}-nobody`,
-      args: [{ campaignId: c.id, projectId: shared.project.id }],
-    });
+    await startIdleRun(c.id);
     const res = await api(shared.project).post(`/campaigns/${c.id}/send`, {});
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('SENDING');
@@ -639,6 +653,8 @@ describe('POST /campaigns/:id/send and /cancel', () => {
     const { project, domain } = shared;
     for (const scheduledFor of [new Date(Date.now() + 3_600_000).toISOString(), null]) {
       const c = await createCampaign(project, domain);
+      // Sent now, it is held SENDING (its run may otherwise be SENT before the cancel); scheduled an hour ahead, its own run waits.
+      const idle = scheduledFor ? null : await startIdleRun(c.id);
       expect((await api(project).post(`/campaigns/${c.id}/send`, { scheduledFor })).status).toBe(200);
       const res = await api(project).post(`/campaigns/${c.id}/cancel`);
       expect(res.status).toBe(200);
@@ -654,6 +670,7 @@ describe('POST /campaigns/:id/send and /cancel', () => {
       expect(twice.status).toBe(400);
       expect((await api(project).post(`/campaigns/${c.id}/send`)).status).toBe(400);
       expect((await api(project).delete(`/campaigns/${c.id}`)).status).toBe(204);
+      await idle?.terminate();
     }
     for (const status of ['DRAFT', 'SENT']) {
       const c = await createCampaign(project, domain);

@@ -1,4 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { launchChromium, recordRequests } from '../support/browser';
 import { accountWithProject, type TestAccount, type TestProject } from '../support/accounts';
@@ -18,10 +19,12 @@ let stack: TestStack;
 let browser: Browser;
 let account: TestAccount;
 let project: TestProject;
+/** Lets a send held by holdCampaignEnds end (also after a failure, before the stack stops). */
+let releaseCampaignEnds: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   ensureDashboardBuilt();
-  // A worker runs the campaign's Temporal workflow; one email a second, so the progress can be watched.
+  // A worker runs the campaign's Temporal workflow, one email a second; the test holds the send's end (holdCampaignEnds) to watch its progress.
   [stack, browser] = await Promise.all([startTestStack({ worker: true, env: { CAMPAIGN_RATE_PER_SECOND: '1' } }), launchChromium()]);
   ({ account, project } = await accountWithProject(stack.http));
   for (let i = 0; i < CONTACTS; i++) {
@@ -39,9 +42,48 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await releaseCampaignEnds?.();
   await browser?.close();
   await stack?.stop();
 });
+
+const sql = (query: string) => stack.orm.em.fork().execute(query);
+
+/** The advisory lock (one-key form, this test's database only) the end of a held send waits for. */
+const CAMPAIGN_END_LOCK = 4_207_011;
+
+/**
+ * Holds the end of every campaign send until `releaseCampaignEnds`: a trigger on the update that
+ * moves a campaign from SENDING to SENT waits for an advisory lock a transaction of the test's
+ * own holds. The send itself goes on (its mail, its sentCount); only its move to SENT waits, so
+ * the campaign stays SENDING with its progress for as long as the test needs to see it.
+ */
+async function holdCampaignEnds(): Promise<void> {
+  await sql(`create function test_hold_campaign_end() returns trigger language plpgsql as $fn$
+    begin
+      perform pg_advisory_xact_lock_shared(${CAMPAIGN_END_LOCK});
+      return new;
+    end $fn$`);
+  await sql(`create trigger test_hold_campaign_end before update of status on campaigns for each row
+    when (old.status = 'SENDING' and new.status = 'SENT') execute function test_hold_campaign_end()`);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const done = stack.orm.em.fork().transactional(async (tx: EntityManager) => {
+    await tx.execute(`select pg_advisory_xact_lock(${CAMPAIGN_END_LOCK})`);
+    holding();
+    await released;
+  });
+  await Promise.race([held, done]);
+  releaseCampaignEnds = async () => {
+    releaseCampaignEnds = undefined;
+    release();
+    await done;
+    await sql(`drop trigger test_hold_campaign_end on campaigns`);
+    await sql(`drop function test_hold_campaign_end()`);
+  };
+}
 
 /** A full-page screenshot from the top (a page scrolled by the test would show its sticky parts out of place). */
 async function capture(page: Page, name: string, { fromTop = true } = {}) {
@@ -134,9 +176,11 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   const sendDialog = page.getByRole('dialog', { name: 'Send this campaign now?' });
   await sendDialog.getByText(`sent now to ${CONTACTS} contacts`).waitFor();
   await expectAccessible(page);
+  // The send stays SENDING, with its progress, until the test has seen it (however fast or slow it goes).
+  await holdCampaignEnds();
   await sendDialog.getByRole('button', { name: 'Send now' }).click();
 
-  // Sending: live progress (one email a second), with Cancel offered.
+  // Sending: live progress (the page polls), with Cancel offered.
   const progress = page.getByRole('progressbar', { name: 'Sending' });
   await progress.waitFor();
   await page.getByRole('button', { name: 'Cancel campaign' }).waitFor();
@@ -146,6 +190,7 @@ test('compose to ALL with the live count, send now, watch it reach "sent" with i
   }, 30_000);
   await expectAccessible(page);
   await capture(page, 'sending-1280');
+  await releaseCampaignEnds!();
 
   // Sent: its numbers.
   await page.getByRole('heading', { name: 'Results' }).waitFor({ timeout: 60_000 });
