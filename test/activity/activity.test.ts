@@ -18,7 +18,7 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
   stack = await startTestStack({
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s', RATE_LIMIT_PER_MINUTE: '0' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s', RATE_LIMIT_PER_MINUTE: '0' },
   });
   sql = sqlOf(stack);
 });

@@ -18,7 +18,7 @@ let stack: TestStack;
 beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer({ rejectRecipients: ['refused@example.org'] });
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s' } });
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s' } });
 });
 
 afterAll(async () => {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   stack = await startTestStack({
     env: {
       DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '500',
+      DNS_TIMEOUT_MS: '2500',
       SMTP_URL: smtp.url,
       STRIPE_SECRET_KEY: stripeApi.secretKey,
       STRIPE_WEBHOOK_SECRET: webhookSecret,

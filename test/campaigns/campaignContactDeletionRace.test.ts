@@ -26,7 +26,7 @@ jest.setTimeout(120_000);
 beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url } });
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url } });
 });
 
 afterAll(async () => {

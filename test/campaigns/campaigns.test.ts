@@ -17,7 +17,7 @@ let shared: { project: TestProject; domain: string };
 beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url } });
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url } });
   shared = await projectWithVerifiedDomain(stack, dns);
 });
 

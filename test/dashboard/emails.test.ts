@@ -47,7 +47,7 @@ beforeAll(async () => {
     startTestStack({
       worker: true,
       inboundSmtp: true,
-      env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' },
+      env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' },
     }),
     launchChromium(),
     startWebhookReceiver(),

@@ -54,7 +54,7 @@ describe('time-ordered ids (issue 39, append-only keys)', () => {
     beforeAll(async () => {
       dns = await startTestDnsServer();
       smtp = await startSmtpServer();
-      stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url } });
+      stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url } });
     });
     afterAll(async () => {
       await stack?.stop();

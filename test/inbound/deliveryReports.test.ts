@@ -29,7 +29,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   stack = await startTestStack({
     inboundSmtp: true,
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, INBOUND_MX_HOST: MX_HOST },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, INBOUND_MX_HOST: MX_HOST },
   });
   stack.eventTriggers.subscribe(async (batch) => void triggered.push(batch));
   services = { eventTriggers: stack.eventTriggers, returnPathSubdomain: stack.config.smtpListeners.returnPathSubdomain, logger: stack.logger };

@@ -48,7 +48,7 @@ const setInboundCap = (account: TestAccount, project: TestProject, inbound: numb
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  stack = await startTestStack({ inboundSmtp: true, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', INBOUND_MAX_BYTES: String(MAX_BYTES) } });
+  stack = await startTestStack({ inboundSmtp: true, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', INBOUND_MAX_BYTES: String(MAX_BYTES) } });
   port = stack.api.smtp.inbound!.port;
   stack.eventTriggers.subscribe(async (batch) => {
     if (batch.events.some((e) => e.name === 'email.received')) received.push(batch);

@@ -22,7 +22,7 @@ const apis: Array<ChildService & { url: string; smtpPort: number }> = [];
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  const env = { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' };
+  const env = { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' };
   stack = await startTestStack({ env });
   for (let i = 0; i < 2; i++) {
     const smtpPort = await findFreePort();

@@ -18,7 +18,7 @@ const workers: ChildService[] = [];
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  stack = await startTestStack({ worker: false, inboundSmtp: true, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' } });
+  stack = await startTestStack({ worker: false, inboundSmtp: true, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' } });
 }, 180_000);
 
 afterAll(async () => {
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildService> {
-  const worker = await startStackWorker(stack, { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' }, WORKER_START_MS);
+  const worker = await startStackWorker(stack, { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' }, WORKER_START_MS);
   workers.push(worker);
   return worker;
 }

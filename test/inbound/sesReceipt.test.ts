@@ -53,7 +53,7 @@ beforeAll(async () => {
   stack = await startTestStack({
     inboundSmtp: true,
     snsFetch,
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' },
     apiDatabaseUrl: (url) => {
       const through = new URL(url);
       through.host = databaseProxy.address;

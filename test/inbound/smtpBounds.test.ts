@@ -30,7 +30,7 @@ beforeAll(async () => {
   stack = await startTestStack({
     inboundSmtp: true,
     smtpPorts: { submission: 0 },
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: sink.url, SMTP_IDLE_TIMEOUT_SECONDS: '3' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: sink.url, SMTP_IDLE_TIMEOUT_SECONDS: '3' },
   });
   inboundPort = stack.api.smtp.inbound!.port;
   submissionPort = stack.api.smtp.submission!.port;

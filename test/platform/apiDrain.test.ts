@@ -136,7 +136,10 @@ describe('the API draining under load on SIGTERM', () => {
   }
 
   it('answers all 200 requests in flight, refuses new connections, closes idle keep-alive connections, then exits 0', async () => {
-    const { api, port, project } = await startApi();
+    // A grace no loaded machine runs out of (the 200 requests are answered only after the probes
+    // below): its end, closing what is still open with a warning, is then what waiting on the idle
+    // keep-alive connections would come to.
+    const { api, port, project } = await startApi({ API_SHUTDOWN_GRACE_MS: '60000' });
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 150 });
     try {
       // 150 keep-alive connections: 100 carry the next requests, 50 stay idle through the shutdown.
@@ -151,7 +154,6 @@ describe('the API draining under load on SIGTERM', () => {
       );
       await Promise.all(requests.map((r) => r.inFlight));
 
-      const signalledAt = Date.now();
       api.kill('SIGTERM');
       await api.waitForLine((l) => l.msg === 'api shutting down: draining in-flight requests');
       // New connections while it drains, a few at a time: answered while it still takes what the
@@ -170,8 +172,9 @@ describe('the API draining under load on SIGTERM', () => {
       expectAnsweredThenRefused(probes);
 
       expect(await api.exited).toBe(0);
-      // The idle keep-alive connections were closed, not waited on until their 65 s idle timeout.
-      expect(Date.now() - signalledAt).toBeLessThan(30_000);
+      // The idle keep-alive connections were closed once the requests were answered, not left open
+      // until the grace period ended (which closes what is still open, and says so).
+      expect(api.lines.filter((l) => String(l.msg).startsWith('shutdown grace period over'))).toEqual([]);
       expect(api.lines.some((l) => l.msg === 'api stopped')).toBe(true);
       // Every answered request did its work before the database pool closed.
       expect(await countEvents(databaseUrl, project.id)).toBe(350);
@@ -179,7 +182,7 @@ describe('the API draining under load on SIGTERM', () => {
       keepAlive.destroy();
       api.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 180_000);
 
   it('answers or refuses, never resets, a burst of 300 requests when the signal comes with the first answers', async () => {
     // A long grace: on a loaded test machine the API takes seconds to accept a burst this size.
@@ -204,9 +207,13 @@ describe('the API draining under load on SIGTERM', () => {
       keepAlive.destroy();
       api.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 180_000);
   it('answers /health 503 "draining" from SIGTERM on while it still listens for API_SHUTDOWN_NOTICE_MS, answers the rest, then refuses', async () => {
-    const { api, port, project } = await startApi({ API_SHUTDOWN_NOTICE_MS: '3000', API_SHUTDOWN_GRACE_MS: '20000' });
+    // The notice must outlast the log line reaching the test and the two probes after it, on a
+    // loaded machine; the test waits it out to the refusal, so it is no longer than that needs.
+    // The grace costs no time: the API exits once the request in flight is answered, and stops
+    // listening once the probes below leave it 100 ms without a connection (not after half the grace).
+    const { api, port, project } = await startApi({ API_SHUTDOWN_NOTICE_MS: '10000', API_SHUTDOWN_GRACE_MS: '60000' });
     try {
       expect(await probe(port)).toMatchObject({ kind: 'answered', status: 200 });
       // A request in flight at the signal: its body comes once /health has said "draining".
@@ -226,12 +233,13 @@ describe('the API draining under load on SIGTERM', () => {
       expect(await inFlight.outcome).toMatchObject({ kind: 'answered', status: 200, connection: 'close' });
 
       // Then, and only then, it stops listening: every probe until the refusal was answered 503.
+      // The probes are further apart than the 100 ms without a connection it waits for.
       const probes: Outcome[] = [];
       for (;;) {
         const outcome = await probe(port);
         probes.push(outcome);
         if (outcome.kind !== 'answered' && outcome.kind !== 'reset') break;
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 250));
       }
       expectAnsweredThenRefused(probes, 503);
       expect(await api.exited).toBe(0);
@@ -239,5 +247,5 @@ describe('the API draining under load on SIGTERM', () => {
     } finally {
       api.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 180_000);
 });

@@ -35,8 +35,11 @@ const IMPORT_ROWS = 50_000;
 const EXECUTIONS = 20;
 /** A refused request must be answered well within any client's timeout. */
 const ANSWER_WITHIN_MS = 30_000;
-/** Service is back this soon after the database is: the pools reconnect on their own. */
-const BACK_WITHIN_MS = 10_000;
+/**
+ * Service is back this soon after the database is: the pools reconnect on their own (seconds when
+ * idle; the bound leaves room for a loaded machine, where processes run several times slower).
+ */
+const BACK_WITHIN_MS = 30_000;
 
 let dns: TestDnsServer;
 let smtp: TestSmtpServer;
@@ -61,7 +64,9 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
   stack = await startTestStack({
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url },
+    // The product's DNS timeout (2500 ms): the test's DNS server answers from this process, whose
+    // event loop a loaded machine stalls for more than a shorter one, leaving the domain PENDING.
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url },
     apiDatabaseUrl: throughProxy,
     workerDatabaseUrl: throughProxy,
   });

@@ -49,7 +49,7 @@ describe('GET /health when a dependency is down', () => {
       await api.exited;
       await dropTestDatabase(databaseUrl);
     }
-  });
+  }, 180_000); // an API process start: up to 120 s on a loaded machine (test/support/processes.ts)
 
   it('answers 503 naming the database when PostgreSQL stops answering', async () => {
     const databaseUrl = await createTestDatabase();
@@ -67,5 +67,5 @@ describe('GET /health when a dependency is down', () => {
       api.kill();
       await api.exited;
     }
-  });
+  }, 180_000); // an API process start: up to 120 s on a loaded machine (test/support/processes.ts)
 });

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject } from '../support/accounts';
-import { HttpClient } from '../support/http';
+import { HttpClient, type HttpResponse } from '../support/http';
 import { requestId } from '../../api/middleware/requestId';
 import { errorHandler } from '../../api/middleware/errorHandler';
 import { requireKey } from '../../api/auth/apiKey';
@@ -24,14 +24,38 @@ let server: http.Server;
 let client: HttpClient;
 const performed: string[] = [];
 
+/**
+ * Requests sent with `hold: true` wait in the handler (in flight: the key claimed, no outcome yet)
+ * until the test releases them; `entered` counts those that got that far.
+ */
+let held = { entered: 0, onEnter: () => {}, released: Promise.resolve() };
+
+/** From now on, held requests wait until `release()`; `secondEntered` resolves if two get in. */
+function holdRequests() {
+  let release!: () => void;
+  let secondEntered!: () => void;
+  const second = new Promise<void>((resolve) => (secondEntered = resolve));
+  held = {
+    entered: 0,
+    onEnter: () => {
+      if (++held.entered === 2) secondEntered();
+    },
+    released: new Promise<void>((resolve) => (release = resolve)),
+  };
+  return { release, secondEntered: second };
+}
+
 beforeAll(async () => {
   stack = await startTestStack();
   const app = new Koa<AppState>();
   const router = new Router<AppState>();
   router.post('/perform', requireKey('secret', { config: stack.config }), idempotency(stack.config.idempotencyKeyTtlHours), async (ctx) => {
-    const body = ctx.request.body as { label: string; fail?: boolean; slowMs?: number };
+    const body = ctx.request.body as { label: string; fail?: boolean; hold?: boolean };
     if (body.fail) throw badRequest('told to fail');
-    await new Promise((r) => setTimeout(r, body.slowMs ?? 0));
+    if (body.hold) {
+      held.onEnter();
+      await held.released;
+    }
     performed.push(body.label);
     ctx.body = { ok: true };
   });
@@ -57,8 +81,26 @@ afterAll(async () => {
 
 it('performs two concurrent requests with one key exactly once; the other gets 409 with the original in flight', async () => {
   const { project } = await accountWithProject(stack.http);
-  const send = () => client.post('/perform', { label: 'concurrent', slowMs: 300 }, { key: project.secretKey, headers: { 'Idempotency-Key': 'same-key' } });
-  const results = await Promise.all([send(), send(), send()]);
+  const send = (hold = false) => client.post('/perform', { label: 'concurrent', hold }, { key: project.secretKey, headers: { 'Idempotency-Key': 'same-key' } });
+  // The request let through stays in its handler until the other two are answered (or, were the
+  // key not honoured, until a second one gets there too): they are refused while it is in flight.
+  const gate = holdRequests();
+  const sent = [send(true), send(true), send(true)];
+  const answeredWhileHeld: HttpResponse[] = [];
+  const twoAnswered = new Promise<void>((resolve, reject) => {
+    for (const response of sent) {
+      void response.then((r) => {
+        if (answeredWhileHeld.push(r) === 2) resolve();
+      }, reject);
+    }
+  });
+  try {
+    await Promise.race([twoAnswered, gate.secondEntered]);
+    expect(answeredWhileHeld.map((r) => r.status)).toEqual([409, 409]);
+  } finally {
+    gate.release();
+  }
+  const results = await Promise.all(sent);
   expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
   expect(performed.filter((l) => l === 'concurrent')).toHaveLength(1);
   const conflict = results.find((r) => r.status === 409)!;

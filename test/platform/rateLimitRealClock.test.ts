@@ -45,7 +45,7 @@ describe('rate limit at the real clock, two API processes', () => {
     databaseUrl = await createTestDatabase();
     const env = { ...testEnv({ RATE_LIMIT_PER_MINUTE: String(LIMIT) }), DATABASE_URL: databaseUrl };
     apis.push(...(await Promise.all([spawnApi(env), spawnApi(env)])));
-  }, 60_000);
+  }, 180_000); // two API starts at once on a loaded machine, each allowed spawnApi's 120 s
 
   afterAll(async () => {
     for (const api of apis) {

@@ -6,7 +6,10 @@ import { eventually } from '../support/eventually';
 describe('graceful shutdown of the API', () => {
   it('finishes an in-flight request after SIGTERM, refuses new connections, then exits 0', async () => {
     const databaseUrl = await createTestDatabase();
-    const api = await spawnApi({ ...testEnv(), DATABASE_URL: databaseUrl });
+    // No notice period (test/platform/apiDrain.test.ts covers it): the listener closes as soon as
+    // no connection is queued. A grace no loaded machine runs out of: the request below must still
+    // be answered after the probes, with a password check.
+    const api = await spawnApi({ ...testEnv({ API_SHUTDOWN_NOTICE_MS: '0', API_SHUTDOWN_GRACE_MS: '60000' }), DATABASE_URL: databaseUrl });
     try {
       const port = Number(new URL(api.url).port);
       const body = JSON.stringify({ email: 'slow@example.com', password: 'a slow password' });
@@ -41,12 +44,13 @@ describe('graceful shutdown of the API', () => {
       api.kill('SIGTERM');
       await api.waitForLine((l) => l.msg === 'api shutting down: draining in-flight requests');
       // While draining, the listener closes (once no connection has arrived for 100 ms, so the
-      // probes are further apart): new connections are refused, the request above still in flight.
+      // probes are further apart; at the latest after half the grace): new connections are
+      // refused, the request above still in flight.
       await eventually(
         async () => {
           await expect(fetch(`${api.url}/health`)).rejects.toThrow();
         },
-        10_000,
+        60_000,
         250,
       );
       finishBody();
@@ -59,5 +63,5 @@ describe('graceful shutdown of the API', () => {
       api.kill('SIGKILL');
       await dropTestDatabase(databaseUrl);
     }
-  });
+  }, 240_000); // the API's start (up to 120 s) and its drain (up to the 60 s grace) on a loaded machine
 });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
   proxy = await startTcpProxy(process.env.MAILROOM_TEST_TEMPORAL_ADDRESS!);
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' } });
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' } });
 }, 180_000);
 
 afterAll(async () => {
@@ -54,7 +54,7 @@ it('a send answered 200, its API killed before the delivery start reached Tempor
     TEMPORAL_TASK_QUEUE: stack.config.temporalTaskQueue,
     SECRET: stack.config.secret,
     DNS_SERVERS: dns.address,
-    DNS_TIMEOUT_MS: '500',
+    DNS_TIMEOUT_MS: '2500',
     SMTP_URL: smtp.url,
   });
   apiDataDir = env.DATA_DIR;

@@ -22,7 +22,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   stack = await startTestStack({
     worker: false,
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '2s,2s,2s,2s,2s,2s,2s,2s,2s,2s' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '2s,2s,2s,2s,2s,2s,2s,2s,2s,2s' },
   });
 });
 

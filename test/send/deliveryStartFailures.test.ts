@@ -30,7 +30,7 @@ beforeAll(async () => {
   proxy = await startTcpProxy(process.env.MAILROOM_TEST_TEMPORAL_ADDRESS!);
   stack = await startTestStack({
     worker: false,
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
     apiEnv: { TEMPORAL_ADDRESS: proxy.address },
   });
   await eventually(() => stack.logs.some((l) => l.event === 'temporal.ready'), 30_000);
@@ -105,7 +105,7 @@ describe('a delivery start that fails after the emails were committed', () => {
   it('once a worker runs: every answered send arrives once, by its own workflow or by the delivery sweep, and a sweep then finds nothing left', async () => {
     worker = await startStackWorker(
       stack,
-      { SMTP_URL: smtp.url, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
+      { SMTP_URL: smtp.url, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
       WORKER_START_MS,
     );
     // The unreachable send's start never arrived: the sweep (every 5 s, for mail 15 s old) starts it.

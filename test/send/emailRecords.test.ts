@@ -15,7 +15,7 @@ beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer({ rejectRecipients: ['nobody@example.org'], rejectDataTo: ['spamtrap@example.org'] });
   stack = await startTestStack({
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
   });
 });
 

@@ -33,7 +33,7 @@ beforeAll(async () => {
   stack = await startTestStack({
     env: {
       DNS_SERVERS: dns.address,
-      DNS_TIMEOUT_MS: '500',
+      DNS_TIMEOUT_MS: '2500',
       SMTP_URL: sink.url,
       DELIVERY_RETRY_DELAYS: '1s,1s,1s',
       ATTACHMENTS_MAX_BYTES: String(ATTACHMENTS_MAX_BYTES),

@@ -30,7 +30,7 @@ beforeAll(async () => {
   const server = new URL(process.env.MAILROOM_TEST_PG_SERVER_URL!);
   databaseProxy = await startTcpProxy(`${server.hostname}:${server.port || 5432}`);
   stack = await startTestStack({
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, DELIVERY_RETRY_DELAYS: '1s,1s,1s' },
     apiEnv: { TEMPORAL_ADDRESS: temporalProxy.address },
     apiDatabaseUrl: (url) => {
       const through = new URL(url);

@@ -91,7 +91,13 @@ export function spawnService(
   };
 }
 
-/** Starts an API process and returns its base URL once it listens. */
+/**
+ * How long an API process may take to listen: under load on the 2-core CI machine a start took
+ * over 11 s, and processes run 3-10x slower than idle.
+ */
+const API_START_MS = 120_000;
+
+/** Starts an API process and returns its base URL once it listens (within API_START_MS). */
 export async function spawnApi(
   env: Record<string, string>,
   nodeArgs: string[] = [],
@@ -99,7 +105,7 @@ export async function spawnApi(
 ): Promise<ChildService & { url: string }> {
   const service = spawnService('api/main.ts', env, nodeArgs, from);
   const line = await service
-    .waitForLine((l) => l.msg === 'api listening')
+    .waitForLine((l) => l.msg === 'api listening', API_START_MS)
     .catch((err) => {
       // Never leave a half-started API behind a failed start.
       service.kill('SIGKILL');

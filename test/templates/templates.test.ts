@@ -7,7 +7,7 @@ let stack: TestStack;
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '300' } });
+  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' } });
 });
 
 afterAll(async () => {

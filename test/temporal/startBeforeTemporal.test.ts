@@ -126,7 +126,7 @@ it('answers /health 200 degraded naming Temporal while Temporal takes connection
   expect((await workerHealth.get('/health')).status).toBe(503);
   await hung.close();
   hung = undefined;
-});
+}, 180_000); // well above its waits: up to 60 s for the probe to hang, then a few /health answers
 
 it('sets the namespace up itself once Temporal answers, imports to the last row, and accepts work again after a Temporal restart', async () => {
   // A fresh server: no Mailroom namespace, no search attributes.

@@ -53,7 +53,7 @@ beforeAll(async () => {
       throw new Error(`no answer for ${url}`);
     },
     // The receiver listens on 127.0.0.1.
-    env: { WEBHOOK_ALLOW_PRIVATE: 'true', DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, INBOUND_MX_HOST: MX_HOST },
+    env: { WEBHOOK_ALLOW_PRIVATE: 'true', DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, INBOUND_MX_HOST: MX_HOST },
   });
 });
 

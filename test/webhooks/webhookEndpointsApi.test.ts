@@ -23,7 +23,7 @@ beforeAll(async () => {
   dns.setA('mixed.example.com', ['93.184.215.14', '10.1.2.3']);
   dns.setAaaa('v6private.example.com', ['fd00::1']);
   proxy = await startTcpProxy(process.env.MAILROOM_TEST_TEMPORAL_ADDRESS!);
-  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' }, apiEnv: { TEMPORAL_ADDRESS: proxy.address } });
+  stack = await startTestStack({ env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' }, apiEnv: { TEMPORAL_ADDRESS: proxy.address } });
 });
 
 afterAll(async () => {

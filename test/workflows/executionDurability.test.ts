@@ -35,7 +35,7 @@ const workers: ChildService[] = [];
 beforeAll(async () => {
   dns = await startTestDnsServer();
   smtp = await startSmtpServer();
-  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url } });
+  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url } });
   ({ project, domain } = await projectWithVerifiedDomain(stack, dns));
 });
 

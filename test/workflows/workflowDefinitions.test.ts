@@ -24,7 +24,7 @@ async function sendingProject() {
 
 beforeAll(async () => {
   dns = await startTestDnsServer();
-  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' } });
+  stack = await startTestStack({ worker: false, env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500' } });
   shared = await sendingProject();
   other = await sendingProject();
 });

@@ -27,7 +27,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   receiver = await startWebhookReceiver();
   stack = await startTestStack({
-    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500', SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_DELAYS: '1s' },
+    env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '2500', SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_DELAYS: '1s' },
   });
   ({ project, domain } = await projectWithVerifiedDomain(stack, dns));
 });
