@@ -50,9 +50,12 @@ const ROUND_BATCHES = 4;
  * window gather, so one project's sends start at most one partly filled workflow per window and
  * process, whatever their rate. Every start costs Temporal a round of history writes (about
  * 22 ms of CPU across processes, docs/benchmarks.md `bench:send`): a workflow per round would
- * cost more than the sends, now that a round is only its INSERT.
+ * cost more than the sends, now that a round is only its INSERT. 250 ms rather than 100: at 300
+ * sends/s a workflow then carries ~44 emails instead of ~33 (50 at most, DELIVERY_BATCH_MAX), and
+ * a send costs ~8 % less CPU over all processes with a lower p99 (docs/benchmarks.md, `bench:send`,
+ * "A longer gathering window"); a gathered send's delivery waits at most 250 ms for its start.
  */
-const GATHER_MS = 100;
+const GATHER_MS = 250;
 /** Starts sent to Temporal at once; the others wait their turn in memory. */
 const CONCURRENT_STARTS = 16;
 /**
