@@ -15,7 +15,8 @@ import { workflowBundleFile } from './workflowBundle';
  * (from the Temporal UI, or a workflow cancelled through the API) reaches a running activity only
  * in the answer to a heartbeat, and the SDK otherwise sends them every 0.8 × the heartbeat timeout
  * (8 s for an import, 24 s for a campaign batch): an import would go on writing contacts that long
- * after its cancel. At most one heartbeat a second per running activity costs Temporal little.
+ * after its cancel. At most one heartbeat a second per running activity (20 or so a worker) costs
+ * Temporal little. The webhook worker keeps the SDK's default (webhookWorkerOf says why).
  */
 const HEARTBEAT_THROTTLE = '1 second';
 
@@ -190,7 +191,9 @@ function webhookWorkerOf(
     interceptors: { activity: [activityFailureLogging(options.logger)] },
     maxConcurrentActivityTaskExecutions: config.webhooks.deliverySlots,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
-    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    // Not HEARTBEAT_THROTTLE: a delivery run reads its endpoint again every second and stops on its
+    // own when it is deleted or disabled, and with up to WEBHOOK_DELIVERY_SLOTS (200) runs busy at
+    // once, a heartbeat a second each would be up to 200 calls a second to Temporal for nothing.
   });
 }
 
