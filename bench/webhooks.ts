@@ -22,7 +22,7 @@
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import { steadyLoad, type LoadResult } from './support/steadyLoad';
 import { startBenchStack, printFigures, type BenchStack } from './support/benchStack';
 import { cpuSnapshot, type CpuSnapshot } from './support/processCpu';
 import { runCampaignBench } from './campaign';
@@ -314,17 +314,18 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
         data: { plan: n % 3 ? 'free' : 'pro', visits: n, source: 'bench' },
       });
     };
+    // Open-loop at a steady rate (bench/support/steadyLoad.ts says why not autocannon's overallRate).
     const track = (duration: number) =>
-      autocannon({
+      steadyLoad({
         url: `${stack.apiUrl}/v1/track`,
-        connections: 50,
+        rate,
         duration,
-        overallRate: rate,
+        connections: 50,
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${project.publicKey}` },
-        requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: requestFor() }) }],
+        request: () => ({ body: requestFor() }),
       });
-    type TrackResult = Awaited<ReturnType<typeof track>>;
+    type TrackResult = LoadResult;
     const measured = async (endpoints: Record<ReceiverName, string> | null) => {
       const lines: string[] = [];
       const timeline = startTimeline(stack, receivers, orm, endpoints, lines);
