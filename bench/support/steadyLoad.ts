@@ -24,8 +24,8 @@ export interface SteadyLoadOptions {
   connections: number;
   method?: string;
   headers?: Record<string, string>;
-  /** Each request's body (and path, when not the URL's), made when it is due. */
-  request?: () => { body?: string; path?: string };
+  /** Each request's body (and path, when not the URL's), made when it is due; `onAnswer` hears its status. */
+  request?: () => { body?: string; path?: string; onAnswer?: (status: number) => void };
   /** A request with no complete answer by then counts as a timeout (default 10 s, as autocannon's). */
   timeoutMs?: number;
 }
@@ -51,6 +51,7 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<LoadResult
   let errors = 0;
   let timeouts = 0;
   const pending = new Set<Promise<void>>();
+  let lastAnswerAt = 0;
   const start = performance.now();
 
   const send = (due: number): Promise<void> =>
@@ -62,7 +63,9 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<LoadResult
         settled = true;
         const now = performance.now();
         if (outcome === 'answered') {
+          lastAnswerAt = now;
           latencies.push(now - due);
+          made.onAnswer?.(status!);
           if (status! < 200 || status! > 299) non2xx++;
           const second = Math.floor((now - start) / 1000);
           if (second < answeredPerSecond.length) answeredPerSecond[second]++;
@@ -114,7 +117,8 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<LoadResult
   const fullSeconds = answeredPerSecond.slice(0, Math.floor(options.duration));
   return {
     requests: {
-      average: latencies.length / options.duration,
+      // Over the load, or until the last answer when the server fell behind (the rate it kept up).
+      average: latencies.length / Math.max(options.duration, (lastAnswerAt - start) / 1000),
       min: fullSeconds.length ? Math.min(...fullSeconds) : 0,
       total: latencies.length,
     },
