@@ -22,7 +22,7 @@
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { steadyLoad, type LoadResult } from './support/steadyLoad';
+import { steadyLoad, type SteadyLoadResult } from './support/steadyLoad';
 import { startBenchStack, printFigures, type BenchStack } from './support/benchStack';
 import { cpuSnapshot, type CpuSnapshot } from './support/processCpu';
 import { runCampaignBench } from './campaign';
@@ -325,7 +325,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${project.publicKey}` },
         request: () => ({ body: requestFor() }),
       });
-    type TrackResult = LoadResult;
+    type TrackResult = SteadyLoadResult;
     const measured = async (endpoints: Record<ReceiverName, string> | null) => {
       const lines: string[] = [];
       const timeline = startTimeline(stack, receivers, orm, endpoints, lines);
@@ -352,7 +352,7 @@ async function trackPart(seconds: number, rate: number, slowMs: number) {
         attempts,
         countersFrom,
         databaseWaits,
-        events: (result as unknown as Record<string, number>)['2xx'],
+        events: result['2xx'],
       };
     };
     const latencyFigures = (result: TrackResult) => ({
