@@ -10,6 +10,7 @@ import type { User } from '../db/entities/user';
 import type { EventTriggers } from '../services/events/eventTriggers';
 import type { ContactWriteBatcher } from '../services/contacts/contactWriteBatcher';
 import type { ApiKeyResolver } from '../db/repositories/apiKeyResolver';
+import type { CheckedSenderDomain } from '../services/domains/senderDomainLookup';
 import type { SenderDomainLookup } from '../services/domains/senderDomainLookup';
 import type { CapUsageLookup } from '../services/billing/capUsageLookup';
 import type { DeliveryScheduler } from '../services/sending/deliveryScheduler';
@@ -61,6 +62,8 @@ export interface AppState {
   user?: User;
   /** Set by the idempotency middleware when the request carries an `Idempotency-Key` it claimed. */
   idempotency?: IdempotencyClaim;
+  /** Set by the key middleware when it was told the request's sender address: its verified domain, read with the key. */
+  checkedSender?: CheckedSenderDomain;
 }
 
 /** A claimed `Idempotency-Key` (api/middleware/idempotency.ts), for a route whose work commits in one transaction. */

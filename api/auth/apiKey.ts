@@ -10,6 +10,11 @@ import { rateLimitRepository } from '../../db/repositories/rateLimitRepository';
 import type { ApiKeyResolver } from '../../db/repositories/apiKeyResolver';
 import { sha256Hex } from '../../lib/crypto';
 import { rateLimit } from '../middleware/rateLimit';
+import { senderDomainCandidates } from '../../lib/domainName';
+import { senderAddressDomain } from '../../services/domains/senderDomainLookup';
+
+/** The longest address the sender lookup reads ahead (RFC 5321's path limit); a longer one is left to the route's validation. */
+const MAX_ADDRESS_LENGTH = 256;
 
 export type KeyKind = 'secret' | 'public';
 
@@ -23,7 +28,7 @@ const wrongKindMessage: Record<KeyKind, string> = {
  * `Authorization: Bearer pk_…|sk_…`, or a dashboard session plus `X-Project-Id` naming a
  * project the user belongs to.
  */
-export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }): Middleware<AppState> {
+export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }, options: KeyLookupOptions = {}): Middleware<AppState> {
   const { config, apiKeys: keys } = deps;
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
@@ -51,10 +56,14 @@ export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiK
       const column = given === 'secret' ? 'secret_key_hash' : 'public_key';
       const value = given === 'secret' ? sha256Hex(key) : key;
       const limit = config.rateLimitPerMinute;
+      const sender = senderOf(options, ctx);
       const found = keys
-        ? await keys.resolve(column, value, limit)
-        : await rateLimitRepository.findProjectAndHit(ctx.state.em, column, value, { limit }).then((f) => f && { project: f.project, hit: f.hits[0] });
+        ? await keys.resolve(column, value, limit, sender?.candidates)
+        : await rateLimitRepository
+            .findProjectAndHit(ctx.state.em, column, value, { limit }, sender?.candidates)
+            .then((f) => f && { project: f.project, hit: f.hits[0], senderDomain: f.senderDomain });
       if (found) ctx.state.rateLimitHit = found.hit;
+      if (sender && found?.senderDomain !== undefined) ctx.state.checkedSender = { fromDomain: sender.fromDomain, row: found.senderDomain };
       project = found?.project;
     } else {
       project = given === 'secret' ? await projectRepository.findBySecretKey(ctx.state.em, key) : await projectRepository.findByPublicKey(ctx.state.em, key);
@@ -63,6 +72,25 @@ export function requireKey(kind: KeyKind, deps: { config: Config; apiKeys?: ApiK
     ctx.state.keyKind = given;
     return withProject(project, ctx, next);
   };
+}
+
+/** What a route may ask the key lookup to read in the same statement. */
+export interface KeyLookupOptions {
+  /**
+   * The request's sender address, when the route has one in its (parsed, not yet validated)
+   * body: the key's statement then also reads the sender-domain rule's answer
+   * (`ctx.state.checkedSender`), which the route's own check uses instead of a statement of its own.
+   */
+  senderAddressOf?: (ctx: Parameters<Middleware<AppState>>[0]) => unknown;
+}
+
+/** The sender address a route names, when it is one the lookup can ask about: its lower-case domain and the domains covering it. */
+function senderOf(options: KeyLookupOptions, ctx: Parameters<Middleware<AppState>>[0]): { fromDomain: string; candidates: string[] } | null {
+  const address = options.senderAddressOf?.(ctx);
+  if (typeof address !== 'string' || address.length > MAX_ADDRESS_LENGTH) return null;
+  const fromDomain = senderAddressDomain(address);
+  const candidates = fromDomain === null ? [] : senderDomainCandidates(`sender@${fromDomain}`);
+  return fromDomain !== null && candidates.length ? { fromDomain, candidates } : null;
 }
 
 async function withProject(project: NonNullable<AppState['project']>, ctx: Parameters<Middleware<AppState>>[0], next: () => Promise<unknown>) {
@@ -80,6 +108,6 @@ async function withProject(project: NonNullable<AppState['project']>, ctx: Param
 }
 
 /** What every key-authenticated route mounts: the key (or session + X-Project-Id), then the rate limit (the project's, or the session user's). */
-export function keyAuthenticated(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }): Middleware<AppState>[] {
-  return [requireKey(kind, deps), rateLimit({ perProject: deps.config.rateLimitPerMinute, perSessionUser: deps.config.sessionRateLimitPerMinute })];
+export function keyAuthenticated(kind: KeyKind, deps: { config: Config; apiKeys?: ApiKeyResolver }, options: KeyLookupOptions = {}): Middleware<AppState>[] {
+  return [requireKey(kind, deps, options), rateLimit({ perProject: deps.config.rateLimitPerMinute, perSessionUser: deps.config.sessionRateLimitPerMinute })];
 }

@@ -13,6 +13,13 @@ import { templateRepository } from '../../db/templates/templateRepository';
 import { unverifiedSenderDomain } from '../../services/domains/senderDomainLookup';
 import { checkTemplate, type TemplateType } from '../../mail/rendering/renderEmail';
 
+/** The `from` address a send body names (a string or `{ email }`), before validation; undefined when it names none. */
+function senderAddressInBody(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || !('from' in body)) return undefined;
+  const from = body.from;
+  return typeof from === 'object' && from !== null && 'email' in from ? from.email : from;
+}
+
 interface Recipient {
   email: string;
   name: string | null;
@@ -59,7 +66,7 @@ export function sendRoutes(deps: ApiDeps) {
     if (problems.length)
       throw validationFailed(problems.map((p) => ({ field: body.template && !body[p.field] ? 'template' : p.field, message: p.message, code: 'custom' })));
 
-    const domain = await deps.senderDomains.findVerified(projectId, fromAddress!);
+    const domain = await deps.senderDomains.findVerified(projectId, fromAddress!, ctx.state.checkedSender);
     if (!domain) throw unverifiedSenderDomain(fromAddress!);
 
     // An explicit from name wins; the deprecated `name` is the fallback for a bare address.
@@ -167,7 +174,8 @@ export function sendRoutes(deps: ApiDeps) {
         },
       },
     },
-    ...keyAuthenticated('secret', deps),
+    // The sender-domain rule's statement rides with the key's (one statement fewer a send).
+    ...keyAuthenticated('secret', deps, { senderAddressOf: (ctx) => senderAddressInBody(ctx.request.body) }),
     idempotency(config.idempotencyKeyTtlHours),
     send,
   );

@@ -28,18 +28,22 @@ export const billingUsageRepository = {
    * refused it: nothing was counted.
    */
   async raiseWithinCap(em: EntityManager, projectId: string, category: UsageCategory, n: number): Promise<boolean> {
-    const raise = () =>
-      em.execute(
-        `update billing_usage u set used = u.used + ?
-         where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
-           and u.used + ? <= coalesce((select monthly_limit from billing_limits l where l.project_id = u.project_id and l.category = u.category), 9223372036854775807)
-         returning u.used`,
-        [n, projectId, category, n],
-      );
+    const raise = () => em.execute(`${billingUsageRepository.raiseWithinCapSql()} returning u.used`, [n, projectId, category, n]);
     // One statement once the month's row exists; the month's first send creates it and tries again.
     if ((await raise()).length) return true;
     await ensureCounter(em, projectId, category);
     return (await raise()).length > 0;
+  },
+
+  /**
+   * raiseWithinCap's conditional UPDATE, for a statement that records what it counts in the same
+   * go (its parameters: n, project id, category, n; add a RETURNING). It raises nothing when this
+   * month's counter does not exist yet.
+   */
+  raiseWithinCapSql(): string {
+    return `update billing_usage u set used = u.used + ?
+         where u.project_id = ? and u.month = ${CURRENT_MONTH} and u.category = ?
+           and u.used + ? <= coalesce((select monthly_limit from billing_limits l where l.project_id = u.project_id and l.category = u.category), 9223372036854775807)`;
   },
 
   /**

@@ -109,6 +109,29 @@ function newSelector(): string {
   return `mailroom${crypto.randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * The sender-domain rule (contract section 8) as an expression of a select list: the verified
+ * domain of the project `projectIdSql` names that is the sender's domain or its closest parent,
+ * as one jsonb row (its columns as `select *` names them), null when none is verified. Its
+ * parameters: `verifiedSenderDomainParams`. `findVerifiedSenderDomain` asks it alone; the API-key
+ * lookup of POST /v1/send asks it beside the key (db/repositories/rateLimitRepository.ts).
+ */
+export function verifiedSenderDomainSql(projectIdSql: string): string {
+  return `(select to_jsonb(d) from domains d
+     where d.project_id = ${projectIdSql} and d.status = 'VERIFIED' and d.domain = any(?::text[])
+     order by length(d.domain) desc limit 1)`;
+}
+
+/** The parameters of `verifiedSenderDomainSql`: the sender's domain and its parents (lib/domainName.ts `senderDomainCandidates`). */
+export function verifiedSenderDomainParams(candidates: string[]): unknown[] {
+  return [textArrayLiteral(candidates)];
+}
+
+/** A domain row `verifiedSenderDomainSql` answered (its timestamps as ISO text), or null. */
+export function senderDomainFromJson(row: unknown): DomainRow | null {
+  return row ? toDomain(row as DomainTableRow) : null;
+}
+
 export const domainRepository = {
   /**
    * Adds a domain with a freshly generated DKIM key, status PENDING. Returns null when the
@@ -187,15 +210,11 @@ export const domainRepository = {
   async findVerifiedSenderDomain(em: EntityManager, projectId: string, fromAddress: string): Promise<DomainRow | null> {
     const candidates = senderDomainCandidates(fromAddress);
     if (!candidates.length) return null;
-    const rows = await queryRows<DomainTableRow>(
-      em,
-      `select * from domains
-       where project_id = ? and status = 'VERIFIED' and domain = any(?::text[])
-       order by length(domain) desc
-       limit 1`,
-      [projectId, textArrayLiteral(candidates)],
-    );
-    return rows.length ? toDomain(rows[0]) : null;
+    const [row] = await queryRows<{ domain: unknown }>(em, `select ${verifiedSenderDomainSql('?::uuid')} as domain`, [
+      projectId,
+      ...verifiedSenderDomainParams(candidates),
+    ]);
+    return senderDomainFromJson(row.domain);
   },
 
   /**

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
-import { billingUsageRepository } from '../billing/billingUsageRepository';
+import { billingUsageRepository, type UsageCategory } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
 import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
@@ -227,6 +227,21 @@ export function emailRecord(e: NewEmail) {
   };
 }
 
+/** The insert of emails from a jsonb array of `emailRecord`s (its one parameter, bound): insertMany's and insertManyWithinCap's. */
+const INSERT_EMAILS_FROM_JSON = `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         message_id, delivery_workflow_id)
+       select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
+         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         message_id, delivery_workflow_id
+       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
+         workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
+         to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
+         message_id text, delivery_workflow_id text)`;
+
+/** What `mailroom_caps_reached()` raises (Migration20261204000000CapsReachedInStatement). */
+const CAPS_REACHED = 'MRCAP';
+
 export const emailRepository = {
   /**
    * Records accepted emails in one statement, QUEUED (or SUPPRESSED) and never attempted. With
@@ -239,21 +254,35 @@ export const emailRepository = {
     // Bound, not quoted into the SQL: the rows carry every email's HTML and text.
     const inserted = await executeBound<{ id: string }>(
       em,
-      `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
-         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
-         message_id, delivery_workflow_id)
-       select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
-         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
-         message_id, delivery_workflow_id
-       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
-         workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
-         to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
-         message_id text, delivery_workflow_id text)
+      `${INSERT_EMAILS_FROM_JSON}
        ${options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
       [JSON.stringify(emails.map(emailRecord))],
     );
     return inserted.map((r) => r.id);
+  },
+
+  /**
+   * insertMany and the count of `reserve.n` of them against the project's monthly cap in the
+   * category, in one statement committed on its own: one round trip where a transaction takes four.
+   * False, and nothing recorded or counted, when the cap has no room or this month's counter does
+   * not exist yet: the caller then records them in a transaction, which creates the counter and
+   * tells which send to refuse (services/sending/deliveryScheduler.ts).
+   */
+  async insertManyWithinCap(em: EntityManager, emails: NewEmail[], reserve: { projectId: string; category: UsageCategory; n: number }): Promise<boolean> {
+    try {
+      await executeBound(
+        em,
+        `with raised as (${billingUsageRepository.raiseWithinCapSql()} returning 1)
+         ${INSERT_EMAILS_FROM_JSON}
+         where case when (select count(*) from raised) = 1 then true else mailroom_caps_reached() end`,
+        [reserve.n, reserve.projectId, reserve.category, reserve.n, JSON.stringify(emails.map(emailRecord))],
+      );
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === CAPS_REACHED) return false;
+      throw err;
+    }
   },
 
   async findById(em: EntityManager, projectId: string, id: string): Promise<EmailRow | null> {

@@ -34,6 +34,7 @@ import { Migration20261202010000WebhookInsertNotifyDropped } from './Migration20
 import { Migration20261203000000EventConditionIndexesWithoutSends } from './Migration20261203000000EventConditionIndexesWithoutSends';
 import { Migration20261203010000EmailContactCampaignUnique } from './Migration20261203010000EmailContactCampaignUnique';
 import { Migration20261203020000EventTimeIndexWithoutSends } from './Migration20261203020000EventTimeIndexWithoutSends';
+import { Migration20261204000000CapsReachedInStatement } from './Migration20261204000000CapsReachedInStatement';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -73,4 +74,5 @@ export const migrationsList = [
   { name: 'Migration20261203000000EventConditionIndexesWithoutSends', class: Migration20261203000000EventConditionIndexesWithoutSends },
   { name: 'Migration20261203010000EmailContactCampaignUnique', class: Migration20261203010000EmailContactCampaignUnique },
   { name: 'Migration20261203020000EventTimeIndexWithoutSends', class: Migration20261203020000EventTimeIndexWithoutSends },
+  { name: 'Migration20261204000000CapsReachedInStatement', class: Migration20261204000000CapsReachedInStatement },
 ];

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProjectSchema, type Project } from '../entities/project';
 import { queryRows } from '../sql/rows';
+import { senderDomainFromJson, verifiedSenderDomainParams, verifiedSenderDomainSql, type DomainRow } from '../domains/domainRepository';
 
 /** The limiter's verdict on one request, with what its response headers say. */
 export interface RateLimitHit {
@@ -75,26 +76,35 @@ export const rateLimitRepository = {
   /**
    * The key lookup and the request count in one round trip: every key-authenticated request
    * makes both, so this halves the statements in front of every endpoint. An unknown key counts
-   * for no project.
+   * for no project. With `senderCandidates` (a sender address's domain and its parents), the same
+   * statement also answers the project's verified domain covering them (the sender-domain rule,
+   * db/domains/domainRepository.ts): POST /v1/send asks it here rather than in a statement of its own.
    */
   async findProjectAndHit(
     em: EntityManager,
     keyColumn: 'public_key' | 'secret_key_hash',
     keyValue: string,
     count: RateLimitCount,
-  ): Promise<{ project: Project; hits: RateLimitHit[] } | null> {
+    senderCandidates?: string[],
+  ): Promise<{ project: Project; hits: RateLimitHit[]; senderDomain?: DomainRow | null } | null> {
     const requests = count.requests ?? 1;
+    const withSender = senderCandidates !== undefined && senderCandidates.length > 0;
     // The project's columns go to em.map as they came (it reads its own timestamps); the counts are typed.
-    const rows = await queryRows<Record<string, unknown> & { rl_window_counts: number[]; rl_accepted: number }>(
+    const rows = await queryRows<Record<string, unknown> & { rl_window_counts: number[]; rl_accepted: number; rl_sender_domain?: unknown }>(
       em,
       `with p as (select * from projects where ${keyColumn} = ?)
        select p.*, t.window_counts as rl_window_counts, t.accepted as rl_accepted
+         ${withSender ? `, ${verifiedSenderDomainSql('p.id')} as rl_sender_domain` : ''}
        from p cross join lateral ${take('p.id')} t`,
-      [keyValue, ...takeParams(requests, count)],
+      [keyValue, ...(withSender ? verifiedSenderDomainParams(senderCandidates) : []), ...takeParams(requests, count)],
     );
     if (!rows.length) return null;
-    const { rl_window_counts, rl_accepted, ...projectRow } = rows[0];
-    return { project: em.map(ProjectSchema, projectRow), hits: verdicts(rl_window_counts, rl_accepted, requests, count.limit) };
+    const { rl_window_counts, rl_accepted, rl_sender_domain, ...projectRow } = rows[0];
+    return {
+      project: em.map(ProjectSchema, projectRow),
+      hits: verdicts(rl_window_counts, rl_accepted, requests, count.limit),
+      ...(withSender ? { senderDomain: senderDomainFromJson(rl_sender_domain) } : {}),
+    };
   },
 
   /** Removes the projects' and users' rows whose newest second is more than `idleSeconds` ago; answers how many went. */

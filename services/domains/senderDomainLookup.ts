@@ -21,6 +21,22 @@ export interface SenderDomain {
   row: DomainRow | null;
 }
 
+/**
+ * The sender-domain rule's statement, already run for this request by another lookup (the API-key
+ * lookup of POST /v1/send reads it in its own statement, db/repositories/apiKeyResolver.ts): the
+ * sender address's domain it was asked for, and the verified domain it found (null: none).
+ */
+export interface CheckedSenderDomain {
+  fromDomain: string;
+  row: DomainRow | null;
+}
+
+/** The lower-case domain of an address, as the lookups compare it; null without an `@`. */
+export function senderAddressDomain(fromAddress: string): string | null {
+  const at = fromAddress.lastIndexOf('@');
+  return at < 0 ? null : fromAddress.slice(at + 1).toLowerCase();
+}
+
 export type OutboxSenderVerdict = { allowed: true } | { allowed: false; reason: string };
 
 /**
@@ -74,13 +90,17 @@ export class SenderDomainLookup {
     });
   }
 
-  /** The domain `fromAddress` may be sent from for the project, or null (the caller answers `unverifiedSenderDomain`). */
-  async findVerified(projectId: string, fromAddress: string): Promise<SenderDomain | null> {
+  /**
+   * The domain `fromAddress` may be sent from for the project, or null (the caller answers
+   * `unverifiedSenderDomain`). `checked`: this request's answer already read with its API key,
+   * used when it was asked for the same domain (it too was read after the request arrived).
+   */
+  async findVerified(projectId: string, fromAddress: string, checked?: CheckedSenderDomain): Promise<SenderDomain | null> {
     const outbox = outboxSenderRule(fromAddress, this.mode);
     if (outbox) return outbox.allowed ? { domain: OUTBOX_SENDER_DOMAIN, row: null } : null;
-    const at = fromAddress.lastIndexOf('@');
-    if (at < 0) return null;
-    const row = await this.lookup.get(`${projectId}\u0000${fromAddress.slice(at + 1).toLowerCase()}`);
+    const fromDomain = senderAddressDomain(fromAddress);
+    if (fromDomain === null) return null;
+    const row = checked?.fromDomain === fromDomain ? checked.row : await this.lookup.get(`${projectId}\u0000${fromDomain}`);
     return row ? { domain: row.domain, row } : null;
   }
 }

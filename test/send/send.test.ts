@@ -175,6 +175,41 @@ describe('POST /v1/send', () => {
     expect(smtp.messages.filter((m) => m.envelopeTo.includes('gone@example.org') && m.parsed.subject === 'Promo')).toHaveLength(0);
   });
 
+  it('checks the sender domain at every send: a parent covers its subdomains in any case; another project, or a domain that lost its record, is refused at once', async () => {
+    const domain = `rule-${crypto.randomBytes(4).toString('hex')}.example.com`;
+    const { project } = await accountWithProject(stack.http);
+    const { project: other } = await accountWithProject(stack.http);
+    const verified = await verifyDomain(stack, dns, project, domain);
+    const body = (from: unknown, to: string) => ({ to, from, subject: 'Rule', body: '<p>Rule</p>' });
+    const count = async (to: string) => (await stack.orm.em.fork().execute(`select count(*)::int as n from emails where to_address = ?`, [to]))[0].n as number;
+
+    expect((await send(project, body(`News@EU.${domain.toUpperCase()}`, 'rule-sub@example.org'))).status).toBe(200);
+    expect((await send(project, body({ name: 'Rule', email: `a@${domain}` }, 'rule-object@example.org'))).status).toBe(200);
+    const sub = await mailTo('rule-sub@example.org');
+    expect(sub.parsed.from?.value[0].address).toBe(`news@eu.${domain}`);
+    expect(await dkimResults(stack, sub.raw)).toEqual([expect.objectContaining({ status: expect.objectContaining({ result: 'pass' }) })]);
+    await mailTo('rule-object@example.org');
+
+    const foreign = await send(other, body(`a@${domain}`, 'rule-foreign@example.org'));
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.error.message).toContain(domain);
+    // A from that is no address is the validation's to refuse, whatever the lookup read beside the key.
+    expect((await send(project, body(`not an address@${domain}`, 'rule-bad@example.org'))).status).toBe(422);
+    expect((await send(project, body({ email: 42 }, 'rule-bad@example.org'))).status).toBe(422);
+
+    // The record goes and the domain is checked again: the very next send is refused.
+    const dkim = verified.records.find((r: { purpose: string }) => r.purpose === 'DKIM');
+    dns.remove(dkim.name);
+    expect((await stack.http.get(`/domains/${verified.id}/verify`, { key: project.secretKey })).body.status).toBe('FAILED');
+    const lost = await send(project, body(`a@${domain}`, 'rule-lost@example.org'));
+    expect(lost.status).toBe(403);
+    expect({ foreign: await count('rule-foreign@example.org'), bad: await count('rule-bad@example.org'), lost: await count('rule-lost@example.org') }).toEqual({
+      foreign: 0,
+      bad: 0,
+      lost: 0,
+    });
+  });
+
   it('delivers attachments, inline images included', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const pdf = Buffer.from('%PDF-1.4 tiny test document');
