@@ -62,6 +62,37 @@ const toMessage = (r: MessageTableRow): WebhookMessageRow => ({
   createdAt: new Date(r.created_at),
 });
 
+/** An attempt that ended: `retryAfterSeconds` null on a failure means no attempt is left (the message is FAILED). */
+export interface FinishedWebhookAttempt {
+  messageId: string;
+  attempt: WebhookAttempt;
+  succeeded: boolean;
+  retryAfterSeconds: number | null;
+}
+
+/** The rows RECORD_ATTEMPTS_SQL reads from its one parameter. */
+function recordedAttemptRows(attempts: ReadonlyArray<FinishedWebhookAttempt>) {
+  return attempts.map((a) => ({
+    id: a.messageId,
+    attempt: a.attempt,
+    status: a.succeeded ? 'SUCCEEDED' : a.retryAfterSeconds === null ? 'FAILED' : 'PENDING',
+    retry_after: a.succeeded ? null : a.retryAfterSeconds,
+  }));
+}
+
+/**
+ * Records attempts that ended (a jsonb array of recordedAttemptRows, its one parameter). A message
+ * no longer PENDING (its endpoint deleted) is left as it is.
+ */
+const RECORD_ATTEMPTS_SQL = `update webhook_messages m set
+         attempt_count = m.attempt_count + 1,
+         attempts = m.attempts || jsonb_build_array(o.attempt),
+         status = o.status,
+         next_attempt_at = case when o.retry_after is null then null else now() + make_interval(secs => o.retry_after) end,
+         leased_until = null
+       from jsonb_to_recordset(?::jsonb) as o(id uuid, attempt jsonb, status text, retry_after int)
+       where m.id = o.id and m.status = 'PENDING'`;
+
 /**
  * The messages of outbound webhooks and their delivery state: what is due, the lease an attempt
  * holds, each attempt's outcome, the log and its retention. Messages for recorded events are
@@ -76,13 +107,29 @@ export const webhookMessageRepository = {
    * holds, so the claim is a HOT update (the table keeps room on its pages: fillfactor 80).
    */
   async claimDue(em: EntityManager, endpointId: string, limit: number, leaseSeconds: number): Promise<ClaimedWebhookMessage[]> {
+    return webhookMessageRepository.recordAttemptsAndClaimDue(em, [], { endpointId, limit, leaseSeconds });
+  },
+
+  /**
+   * recordAttempts and claimDue in one statement, one round trip where they take two: what a
+   * delivery run does each time attempts end while messages wait. The messages recorded are never
+   * the ones claimed (a recorded message whose lease ran out is left to the next claim).
+   */
+  async recordAttemptsAndClaimDue(
+    em: EntityManager,
+    attempts: ReadonlyArray<FinishedWebhookAttempt>,
+    claim: { endpointId: string; limit: number; leaseSeconds: number },
+  ): Promise<ClaimedWebhookMessage[]> {
+    const recorded = recordedAttemptRows(attempts);
     const rows = await queryRows<{ id: string; body: string; attempt_count: number; endpoint_version: string }>(
       em,
-      `update webhook_messages m set leased_until = now() + make_interval(secs => ?)
+      `with recorded as (${RECORD_ATTEMPTS_SQL} returning m.id)
+       update webhook_messages m set leased_until = now() + make_interval(secs => ?)
        from (
          select id from webhook_messages
          where endpoint_id = ? and status = 'PENDING' and next_attempt_at <= now()
            and (leased_until is null or leased_until <= now())
+           and id <> all(?::uuid[])
            and exists (select 1 from webhook_endpoints e where e.id = ? and e.enabled)
          order by next_attempt_at
          limit ?
@@ -90,7 +137,7 @@ export const webhookMessageRepository = {
        ) due, webhook_endpoints e
        where m.id = due.id and e.id = m.endpoint_id
        returning m.id, m.payload::text as body, m.attempt_count, e.updated_at::text as endpoint_version`,
-      [leaseSeconds, endpointId, endpointId, limit],
+      [JSON.stringify(recorded), claim.leaseSeconds, claim.endpointId, `{${recorded.map((r) => r.id).join(',')}}`, claim.endpointId, claim.limit],
     );
     return rows.map((r) => ({ id: r.id, body: r.body, attemptCount: r.attempt_count, endpointVersion: r.endpoint_version }));
   },
@@ -100,28 +147,9 @@ export const webhookMessageRepository = {
    * attempt is left: the message is FAILED. A message no longer PENDING (its endpoint deleted) is
    * left as it is.
    */
-  async recordAttempts(
-    em: EntityManager,
-    attempts: ReadonlyArray<{ messageId: string; attempt: WebhookAttempt; succeeded: boolean; retryAfterSeconds: number | null }>,
-  ): Promise<void> {
+  async recordAttempts(em: EntityManager, attempts: ReadonlyArray<FinishedWebhookAttempt>): Promise<void> {
     if (!attempts.length) return;
-    const rows = attempts.map((a) => ({
-      id: a.messageId,
-      attempt: a.attempt,
-      status: a.succeeded ? 'SUCCEEDED' : a.retryAfterSeconds === null ? 'FAILED' : 'PENDING',
-      retry_after: a.succeeded ? null : a.retryAfterSeconds,
-    }));
-    await em.execute(
-      `update webhook_messages m set
-         attempt_count = m.attempt_count + 1,
-         attempts = m.attempts || jsonb_build_array(o.attempt),
-         status = o.status,
-         next_attempt_at = case when o.retry_after is null then null else now() + make_interval(secs => o.retry_after) end,
-         leased_until = null
-       from jsonb_to_recordset(?::jsonb) as o(id uuid, attempt jsonb, status text, retry_after int)
-       where m.id = o.id and m.status = 'PENDING'`,
-      [JSON.stringify(rows)],
-    );
+    await em.execute(RECORD_ATTEMPTS_SQL, [JSON.stringify(recordedAttemptRows(attempts))]);
   },
 
   /** When the endpoint's next pending message is due, its lease included (null: none pending). */

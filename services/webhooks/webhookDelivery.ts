@@ -6,7 +6,12 @@ import { dnsResolverFromConfig, type DnsResolver } from '../../lib/dns/dnsResolv
 import { createWebhookConnections, sendWebhook, WebhookError, type WebhookConnections } from '../../lib/webhooks/webhookRequest';
 import { standardWebhookHeaders } from '../../lib/webhooks/standardWebhookSignature';
 import { webhookEndpointRepository, type WebhookEndpointRow } from '../../db/webhooks/webhookEndpointRepository';
-import { webhookMessageRepository, type ClaimedWebhookMessage, type WebhookAttempt } from '../../db/webhooks/webhookMessageRepository';
+import {
+  webhookMessageRepository,
+  type ClaimedWebhookMessage,
+  type FinishedWebhookAttempt,
+  type WebhookAttempt,
+} from '../../db/webhooks/webhookMessageRepository';
 
 /**
  * How far a claimed message's lease (`leased_until`) reaches while its attempt runs: past the
@@ -82,15 +87,6 @@ export function signingSecrets(config: Config, endpoint: WebhookEndpointRow, now
   return secrets;
 }
 
-/** An attempt that ended, waiting to be recorded with the others that ended meanwhile. */
-interface FinishedAttempt {
-  messageId: string;
-  attempt: WebhookAttempt;
-  /** Null for a success; otherwise seconds until the next attempt, or null when none is left. */
-  retryAfterSeconds: number | null;
-  succeeded: boolean;
-}
-
 /**
  * One run of an endpoint's delivery (contract 18): claims the due messages, at most
  * WEBHOOK_ENDPOINT_CONCURRENCY in flight, sends each signed the Standard Webhooks way, and records
@@ -101,7 +97,9 @@ interface FinishedAttempt {
  *
  * The database work is batched: the attempts that ended are recorded in one statement, and free
  * slots are refilled in one claim (after a few milliseconds' wait while fewer than half are free),
- * so a busy endpoint costs a fraction of a round trip per message rather than two.
+ * so a busy endpoint costs a fraction of a round trip per message rather than two. Successes of a
+ * healthy endpoint are recorded in the claim's own statement: a message then costs one round trip
+ * even when they end one at a time (a lightly loaded endpoint).
  */
 export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: string): Promise<DeliveryRunResult> {
   const { config, orm } = deps;
@@ -117,7 +115,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   // The run's requests share kept-alive connections to the receiver: a connection per request
   // cost the worker and the receiver a handshake each (docs/benchmarks.md, "Outbound webhooks").
   const connections = createWebhookConnections(cap);
-  const finished: FinishedAttempt[] = [];
+  const finished: FinishedWebhookAttempt[] = [];
   let endpoint: WebhookEndpointRow | null = null;
   let secrets: string[] = [];
   let refreshedAt = 0;
@@ -132,6 +130,12 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
     else if (!endpoint.enabled) stoppedBy = 'disabled';
     else secrets = signingSecrets(config, endpoint);
   };
+
+  /**
+   * Whether what ended can wait to be recorded with the next claim: successes only, of an endpoint
+   * not failing, so there is no health to record and nothing that could stop the run.
+   */
+  const recordableWithClaim = () => endpoint !== null && !endpoint.failingSince && finished.every((f) => f.succeeded);
 
   /** Records what ended since the last time, and the endpoint's health from it. */
   const flush = async () => {
@@ -165,7 +169,7 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
   try {
     while (!deps.cancelled.aborted && stoppedBy === null) {
       deps.heartbeat();
-      await flush();
+      if (!recordableWithClaim()) await flush();
       if (Date.now() - refreshedAt >= ENDPOINT_REFRESH_MS) await refresh();
       if (stoppedBy !== null) break;
       if (Date.now() - startedAt >= RUN_FOR_MS) break;
@@ -180,7 +184,14 @@ export async function runWebhookDelivery(deps: DeliveryRunDeps, endpointId: stri
       gathered = false;
       if (deps.yieldToMail) await deps.yieldToMail();
       const free = cap - inFlight.size;
-      const claimed = free > 0 ? await webhookMessageRepository.claimDue(em, endpointId, free, leaseSeconds(config)) : [];
+      // A failure that ended meanwhile is recorded with the endpoint's health first; successes go with the claim.
+      if (!recordableWithClaim()) await flush();
+      if (stoppedBy !== null) break;
+      const ended = recordableWithClaim() ? finished.splice(0, finished.length) : [];
+      const claimed =
+        free > 0
+          ? await webhookMessageRepository.recordAttemptsAndClaimDue(em, ended, { endpointId, limit: free, leaseSeconds: leaseSeconds(config) })
+          : (await webhookMessageRepository.recordAttempts(em, ended), []);
       // Changed since it was read (a rotated secret, a new url): read it again before sending.
       if (claimed.some((message) => message.endpointVersion !== endpoint?.version)) {
         await refresh();
@@ -244,7 +255,7 @@ async function attemptOne(
   secrets: string[],
   message: ClaimedWebhookMessage,
   connections: WebhookConnections,
-): Promise<FinishedAttempt> {
+): Promise<FinishedWebhookAttempt> {
   const { config } = deps;
   const at = new Date();
   const timestamp = Math.floor(at.getTime() / 1000);
