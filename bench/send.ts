@@ -14,7 +14,7 @@
 import crypto from 'node:crypto';
 import autocannon from 'autocannon';
 import { startBenchStack, printFigures } from './support/benchStack';
-import { steadyLoad, type LoadResult } from './support/steadyLoad';
+import { steadyLoad, type LoadResult, type SteadyLoadResult } from './support/steadyLoad';
 import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
 import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
 import { statementCosts, statementCostsSkipped } from './support/statementCosts';
@@ -176,6 +176,8 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
           : {}),
       },
     );
+    // Where the tail came from: a p99 made by a few seconds' stall reads differently from one spread over the run.
+    if ('p99BySecond' in result) console.log(`  p99 by second of the load (ms)     ${(result as SteadyLoadResult).p99BySecond.join(' ')}`);
     const sample = sink.sample('Subject: Order');
     if (sample) {
       const { results } = await dkimVerify(sample, {

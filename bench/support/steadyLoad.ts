@@ -42,6 +42,8 @@ export interface LoadResult {
 /** steadyLoad's figures: LoadResult's, and the count of 2xx answers (which autocannon's types leave out). */
 export interface SteadyLoadResult extends LoadResult {
   '2xx': number;
+  /** The p99 latency (ms) of the requests due in each second of the load: where in the run the tail came from. */
+  p99BySecond: number[];
 }
 
 export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoadResult> {
@@ -51,6 +53,8 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
   const intervalMs = 1000 / options.rate;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const latencies: number[] = [];
+  /** Latencies by the second their request was due in. */
+  const bySecond: number[][] = Array.from({ length: Math.ceil(options.duration) }, () => []);
   const answeredPerSecond = new Array<number>(Math.ceil(options.duration) + 1).fill(0);
   let non2xx = 0;
   let errors = 0;
@@ -70,6 +74,7 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
         if (outcome === 'answered') {
           lastAnswerAt = now;
           latencies.push(now - due);
+          bySecond[Math.min(bySecond.length - 1, Math.floor((due - start) / 1000))]?.push(now - due);
           made.onAnswer?.(status!);
           if (status! < 200 || status! > 299) non2xx++;
           const second = Math.floor((now - start) / 1000);
@@ -117,8 +122,11 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
   await Promise.all(pending);
   agent.destroy();
 
-  const sorted = Float64Array.from(latencies).sort();
-  const at = (q: number) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]) : 0);
+  const quantile = (values: number[], q: number) => {
+    const sorted = Float64Array.from(values).sort();
+    return sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]) : 0;
+  };
+  const at = (q: number) => quantile(latencies, q);
   const fullSeconds = answeredPerSecond.slice(0, Math.floor(options.duration));
   return {
     requests: {
@@ -129,6 +137,7 @@ export async function steadyLoad(options: SteadyLoadOptions): Promise<SteadyLoad
     },
     latency: { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) },
     '2xx': latencies.length - non2xx,
+    p99BySecond: bySecond.map((values) => quantile(values, 0.99)),
     non2xx,
     errors,
     timeouts,
