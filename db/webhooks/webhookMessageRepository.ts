@@ -101,19 +101,13 @@ const RECORD_ATTEMPTS_SQL = `update webhook_messages m set
  */
 export const webhookMessageRepository = {
   /**
-   * Claims up to `limit` due messages of an enabled endpoint for one attempt each: a lease
+   * Records attempts that ended (as recordAttempts) and claims up to `limit` due messages of an
+   * enabled endpoint for one attempt each, in one statement: one round trip where they would take
+   * two, what a delivery run does each time attempts end while messages wait. A claim is a lease
    * (`leased_until`) of `leaseSeconds`, so an attempt cut short (a killed worker) comes due again
    * then, and a second deliverer running meanwhile skips them. The lease is a column no index
-   * holds, so the claim is a HOT update (the table keeps room on its pages: fillfactor 80).
-   */
-  async claimDue(em: EntityManager, endpointId: string, limit: number, leaseSeconds: number): Promise<ClaimedWebhookMessage[]> {
-    return webhookMessageRepository.recordAttemptsAndClaimDue(em, [], { endpointId, limit, leaseSeconds });
-  },
-
-  /**
-   * recordAttempts and claimDue in one statement, one round trip where they take two: what a
-   * delivery run does each time attempts end while messages wait. The messages recorded are never
-   * the ones claimed (a recorded message whose lease ran out is left to the next claim).
+   * holds, so the claim is a HOT update (the table keeps room on its pages: fillfactor 80). The
+   * messages recorded are never the ones claimed (one whose lease ran out is left to the next claim).
    */
   async recordAttemptsAndClaimDue(
     em: EntityManager,
