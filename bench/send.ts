@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import autocannon from 'autocannon';
 import { startBenchStack, printFigures } from './support/benchStack';
 import { steadyLoad, type LoadResult, type SteadyLoadResult } from './support/steadyLoad';
-import { cpuSnapshot, cpuPerUnit } from './support/processCpu';
+import { cpuSnapshot, cpuPerUnit, cpuLine } from './support/processCpu';
 import { rowWriteSnapshot, rowWritesPerUnit } from './support/rowWrites';
 import { statementCosts, statementCostsSkipped } from './support/statementCosts';
 import { startSmtpSink } from './support/smtpSink';
@@ -73,6 +73,14 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
     const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 15);
     const sendHeaders = { 'content-type': 'application/json', authorization: `Bearer ${project.secretKey}` };
     if (rate > 0 && warmupSeconds > 0) {
+      // Each warm-up second's CPU by process: which one a fresh stack's slow start waits on.
+      const warmCpu: string[] = [];
+      let cpuBefore = cpuSnapshot();
+      const cpuSampler = setInterval(() => {
+        const now = cpuSnapshot();
+        warmCpu.push(`  ${String(warmCpu.length + 1).padStart(3)} s  ${cpuLine(cpuBefore, now)}`);
+        cpuBefore = now;
+      }, 1000);
       const warm = await steadyLoad({
         url: `${stack.apiUrl}/v1/send`,
         rate,
@@ -82,9 +90,11 @@ async function runShape(shape: 'batch' | 'per-email', duration: number, rate: nu
         headers: sendHeaders,
         request: () => ({ body: body() }),
       });
+      clearInterval(cpuSampler);
       console.log(
         `warm-up: ${warmupSeconds} s at ${rate}/s, p50 ${warm.latency.p50} ms, p99 ${warm.latency.p99} ms, non-2xx ${warm.non2xx}; p99 by second ${warm.p99BySecond.join(' ')}`,
       );
+      console.log(`warm-up CPU by second:\n${warmCpu.join('\n')}`);
     } else {
       await autocannon({
         url: `${stack.apiUrl}/v1/send`,

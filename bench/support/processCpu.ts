@@ -60,6 +60,16 @@ export function cpuSnapshot(): CpuSnapshot {
   return { byPid, machine: { busy: all - idle, idle } };
 }
 
+/** CPU milliseconds by process kind between two snapshots (the busiest first), and the machine's idle share: one line of a timeline. */
+export function cpuLine(from: CpuSnapshot, to: CpuSnapshot): string {
+  const ms = new Map<Kind, number>();
+  for (const [pid, now] of to.byPid) ms.set(now.kind, (ms.get(now.kind) ?? 0) + (now.seconds - (from.byPid.get(pid)?.seconds ?? 0)) * 1000);
+  const busy = to.machine.busy - from.machine.busy;
+  const idle = to.machine.idle - from.machine.idle;
+  const parts = [...ms].filter(([, v]) => v >= 10).sort((a, b) => b[1] - a[1]);
+  return `${parts.map(([kind, v]) => `${kind} ${Math.round(v)}`).join(', ')} ms; idle ${Math.round((100 * idle) / Math.max(0.001, busy + idle))} %`;
+}
+
 /** CPU milliseconds per unit of work (a mail) by process kind between two snapshots, and the machine's idle share. */
 export function cpuPerUnit(from: CpuSnapshot, to: CpuSnapshot, units: number): Record<string, string> {
   const seconds = new Map<Kind, number>();
