@@ -275,23 +275,18 @@ export class DeliveryScheduler {
     if (counts.length > 1) return false;
     const assigned = this.assign(round);
     const rows = round.flatMap((send) => send.emails.map((email) => ({ ...email, deliveryWorkflowId: assigned.workflowOf.get(email.id)?.workflowId ?? null })));
+    const ids = rows.map((row) => row.id);
     const em = this.deps.orm.em.fork();
     try {
       const [counted] = counts;
-      const recorded = counted
-        ? await emailRepository.insertManyWithinCap(em, rows, { projectId, category: counted[0], n: counted[1] })
-        : (await emailRepository.insertMany(em, rows)).length === rows.length;
-      if (!recorded) {
+      if (!counted) await emailRepository.insertMany(em, rows);
+      else if (!(await emailRepository.insertManyWithinCap(em, rows, { projectId, category: counted[0], n: counted[1] }))) {
+        // Nothing was written: the transaction reserves send by send (or creates the month's counter).
         this.giveBack(assigned.joined);
         return false;
       }
     } catch (err) {
-      if (
-        !(await this.committedAfterAll(
-          err,
-          rows.map((row) => row.id),
-        ))
-      ) {
+      if (!(await this.committedAfterAll(err, ids))) {
         this.giveBack(assigned.joined);
         for (const send of round) send.reject(err);
         return true;
