@@ -141,6 +141,12 @@ export function contactValueRefusal(err: unknown): 'dataLimits' | 'invalidValue'
  * existing contact whose subscription flips (against `prev_subscribed`, read under lock just
  * before), and the tracked events asked for. The unique key decides who creates a contact.
  *
+ * An existing contact the write would not change is not written (no row version, its
+ * `updatedAt` stays: a receipt to a returning customer is not an edit); the statement reads it
+ * instead (`kept`, from the statement's snapshot). The one row that read misses is a contact
+ * another writer inserted after the snapshot was taken and that this write would not change:
+ * upsertByEmail runs the statement again for it.
+ *
  * Parts no row needs are left out (a track without `subscribed` cannot flip anything, most
  * writes unset nothing): this is the hottest statement of the API, and the leaner variants plan
  * and run faster. There are eight variants at most, each built once.
@@ -153,12 +159,12 @@ interface UpsertShape {
 }
 
 function buildUpsertSql(shape: UpsertShape): string {
-  const subscribedSet = shape.subscriptionUpdates
-    ? `subscribed = coalesce((select i.sub_update from input i where i.email = excluded.email), c.subscribed),`
-    : '';
-  const dataSet = shape.unsets
-    ? `data = (c.data || excluded.data) - coalesce((select i.unset_keys from input i where i.email = excluded.email), '{}'::text[]),`
-    : `data = c.data || excluded.data,`;
+  const subscribedValue = shape.subscriptionUpdates
+    ? `coalesce((select i.sub_update from input i where i.email = excluded.email), c.subscribed)`
+    : `c.subscribed`;
+  const dataValue = shape.unsets
+    ? `(c.data || excluded.data) - coalesce((select i.unset_keys from input i where i.email = excluded.email), '{}'::text[])`
+    : `c.data || excluded.data`;
   const flips = shape.subscriptionUpdates
     ? `flips as (
   insert into events (project_id, contact_id, name, source, data)
@@ -186,15 +192,18 @@ with input as (
 up as (
   insert into contacts as c (project_id, email, subscribed, data)
   select ?, i.email, i.sub_new, i.set_data from input i order by i.ord
-  on conflict (project_id, email) do update set
-    ${subscribedSet}
-    ${dataSet}
-    updated_at = now()
+  on conflict (project_id, email) do update set subscribed = ${subscribedValue}, data = ${dataValue}, updated_at = now()
+    where (c.subscribed, c.data) is distinct from (${subscribedValue}, ${dataValue})
   returning c.id, c.email, c.subscribed, c.data, c.created_at, c.updated_at, (xmax = 0) as inserted
 ),
+kept as (
+  select c.id, c.email, c.subscribed, c.data, c.created_at, c.updated_at, false as inserted
+  from input i join contacts c on c.project_id = ? and c.email = i.email
+  where not exists (select 1 from up where up.email = i.email)
+),
 res as (
-  select up.*, i.prev_subscribed, i.event_name, i.event_data, i.ord
-  from up join input i on i.email = up.email
+  select w.*, i.prev_subscribed, i.event_name, i.event_data, i.ord
+  from (select * from up union all select * from kept) w join input i on i.email = w.email
 ),
 ${flips}
 ${tracked}
@@ -236,7 +245,7 @@ with input as (
 )
 insert into contacts as c (project_id, email, subscribed, data)
 select ?, i.email, i.sub_new, i.set_data from input i order by i.ord
-on conflict (project_id, email) do update set data = ${dataSet}, updated_at = now()`;
+on conflict (project_id, email) do update set data = ${dataSet}, updated_at = now() where c.data is distinct from ${dataSet}`;
 }
 
 export const contactRepository = {
@@ -253,8 +262,10 @@ export const contactRepository = {
   ): Promise<UpsertResult[]> {
     if (!rows.length) return [];
     const folded = foldDuplicates(rows);
-    const run = async (tx: EntityManager, previous: Map<string, boolean>) => {
-      const input = folded.map(({ row }, ord) => ({
+    // `ords` index `folded`; each statement numbers its input rows 0.. and the answer maps back.
+    const run = async (tx: EntityManager, previous: Map<string, boolean>, ords: number[], attempt = 1): Promise<UpsertedContactRow[]> => {
+      const part = ords.map((index) => folded[index].row);
+      const input = part.map((row, ord) => ({
         ord,
         email: row.email,
         sub_new: row.subscribedIfNew,
@@ -269,14 +280,22 @@ export const contactRepository = {
         subscriptionUpdates: input.some((i) => i.sub_update !== null),
         unsets: input.some((i) => i.unset_keys.length > 0),
         events: input.some((i) => i.event_name !== null),
-        suppression: folded.some(({ row }) => row.reportSuppression === true),
+        suppression: part.some((row) => row.reportSuppression === true),
       };
-      const params: unknown[] = [JSON.stringify(input), projectId];
+      const params: unknown[] = [JSON.stringify(input), projectId, projectId];
       if (shape.subscriptionUpdates) params.push(projectId, JSON.stringify({ source: changeSource, ...changeDetail }));
       if (shape.events) params.push(projectId);
       if (shape.suppression) params.push(projectId);
-      return queryRows<UpsertedContactRow>(tx, upsertSql(shape), params);
+      const answered = (await queryRows<UpsertedContactRow>(tx, upsertSql(shape), params)).map((r) => ({ ...r, ord: ords[r.ord] }));
+      if (answered.length === ords.length) return answered;
+      // A contact another writer inserted after this statement's snapshot (see upsertSql): the
+      // next statement's snapshot sees it. Nothing was recorded for it yet.
+      const seen = new Set(answered.map((r) => r.ord));
+      const missed = ords.filter((index) => !seen.has(index));
+      if (attempt >= 3) throw new Error(`contact upsert: ${missed.length} contacts neither written nor read after ${attempt} statements`);
+      return [...answered, ...(await run(tx, previous, missed, attempt + 1))];
     };
+    const every = folded.map((_, index) => index);
     // Only a write that sets the subscription of existing contacts can flip one. Then the current
     // states are locked and read first (a statement cannot lock rows it also updates), and the
     // upsert compares against them; otherwise the upsert alone is one round trip.
@@ -287,9 +306,9 @@ export const contactRepository = {
             `select email, subscribed from contacts where project_id = ? and email in (select jsonb_array_elements_text(?::jsonb)) order by email collate "C" for update`,
             [projectId, JSON.stringify(mayFlip)],
           );
-          return run(tx, new Map(locked.map((r) => [r.email, r.subscribed])));
+          return run(tx, new Map(locked.map((r) => [r.email, r.subscribed])), every);
         })
-      : await run(em, new Map());
+      : await run(em, new Map(), every);
     const out: UpsertResult[] = new Array(rows.length);
     for (const r of result) {
       const recorded = typeof r.events === 'string' ? (JSON.parse(r.events) as Exclude<UpsertedContactRow['events'], string>) : r.events;

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestStack, type TestStack } from '../support/testStack';
 import { accountWithProject, type TestProject } from '../support/accounts';
 
@@ -102,6 +103,71 @@ describe('POST /contacts (upsert by email)', () => {
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     const contact = await stack.http.get(`/contacts/${results[0].body.id}`, key());
     expect(Object.keys(contact.body.data)).toHaveLength(20);
+  });
+});
+
+describe('a write that changes nothing', () => {
+  it('leaves the contact unwritten: updatedAt stays for the same data, a tracked event or an empty upsert; a change moves it', async () => {
+    const created = await stack.http.post('/contacts', { email: 'steady@example.com', data: { plan: 'pro', seats: 3 } }, key());
+    const id = created.body.id;
+    const unchanged = await stack.http.post('/contacts', { email: 'steady@example.com', data: { plan: 'pro' } }, key());
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body).toMatchObject({ id, data: { plan: 'pro', seats: 3 }, updatedAt: created.body.updatedAt, _meta: { isNew: false } });
+    await stack.http.post('/contacts', { email: 'steady@example.com', subscribed: true }, key());
+    const tracked = await stack.http.post('/v1/track', { email: 'steady@example.com', event: 'visited' }, { key: project.publicKey });
+    expect(tracked.status).toBe(200);
+    expect(tracked.body.data).toMatchObject({ contact: id });
+    expect((await stack.http.get(`/contacts/${id}`, key())).body.updatedAt).toBe(created.body.updatedAt);
+    const events = await stack.http.get(`/events/contact/${id}`, key());
+    expect(events.body.data.map((e: { name: string }) => e.name)).toEqual(['visited']);
+
+    const changed = await stack.http.post('/contacts', { email: 'steady@example.com', data: { seats: 4 } }, key());
+    expect(changed.body.data).toEqual({ plan: 'pro', seats: 4 });
+    expect(Date.parse(changed.body.updatedAt)).toBeGreaterThan(Date.parse(created.body.updatedAt));
+  });
+
+  it('finds a contact another writer inserted while the write waited on it, and records the event once', async () => {
+    const other = new Client({ connectionString: stack.databaseUrl });
+    const watcher = new Client({ connectionString: stack.databaseUrl });
+    await other.connect();
+    await watcher.connect();
+    try {
+      await other.query('begin');
+      const [inserted] = (
+        await other.query(`insert into contacts (project_id, email, subscribed, data) values ($1, 'late@example.com', true, '{}') returning id, updated_at`, [
+          project.id,
+        ])
+      ).rows;
+      const tracked = stack.http.post('/v1/track', { email: 'late@example.com', event: 'arrived' }, { key: project.publicKey });
+      // The track's statement has taken its snapshot and waits on the uncommitted row (read
+      // outside the open transaction, which would see one snapshot of the activity view).
+      for (;;) {
+        const waiting = await watcher.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event = 'transactionid'`);
+        if (waiting.rowCount) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await other.query('commit');
+      const res = await tracked;
+      expect(res.status).toBe(200);
+      expect(res.body.data.contact).toBe(inserted.id);
+      const events = await stack.http.get(`/events/contact/${inserted.id}`, key());
+      expect(events.body.data.map((e: { name: string }) => e.name)).toEqual(['arrived']);
+      const contact = (await stack.http.get(`/contacts/${inserted.id}`, key())).body;
+      expect(contact.updatedAt).toBe(new Date(inserted.updated_at).toISOString());
+    } finally {
+      await other.end();
+      await watcher.end();
+    }
+  });
+
+  it('answers every one of twenty identical upserts racing for a new email with the one contact', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `same-race-${round}@example.com`;
+      const results = await Promise.all(Array.from({ length: 20 }, () => stack.http.post('/contacts', { email }, key())));
+      expect(results.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 201]);
+      expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
+      expect(results.every((r) => r.body.email === email)).toBe(true);
+    }
   });
 });
 
