@@ -9,9 +9,15 @@
  *
  *   node --import tsx bench/campaignRecording.ts [contacts=20000]      (or: npm run bench:recording)
  *
- * It runs with the foreign keys of emails and events and without them (dropped in the bench's own
- * database, then put back), alternately, three times each, on a fresh campaign each time: what the
- * foreign-key checks cost the statement (issue 39, item 3).
+ * It runs two variants alternately, three times each, on a fresh campaign each time
+ * (RECORDING_COMPARE):
+ *   foreign-keys (default)  with the foreign keys of emails and events and without them (dropped in
+ *                           the bench's own database, then put back): what their checks cost the
+ *                           statement (issue 39, item 3)
+ *   compression             the bodies' columns compressed with pglz and with lz4 (the migration's
+ *                           choice where the server has it): what compressing a large body costs
+ * BENCH_BODY_KB=28 gives every email a newsletter body of about that many KB of HTML (and a third
+ * of it as text) instead of the end-to-end bench's short one; PostgreSQL compresses a row over ~2 KB.
  */
 import crypto from 'node:crypto';
 import { createOrm, type Orm } from '../db/orm';
@@ -37,11 +43,33 @@ async function measured(orm: Orm, pid: number, emails: number, work: () => Promi
   return { pg: ((processCpuMs(pid) - pg0) * 1000) / emails, client: (client.user + client.system) / emails };
 }
 
-/** A campaign email as a batch composes it: the bench campaign's size (subject, HTML with footer and tracked links, text). */
+const BODY_KB = Number(process.env.BENCH_BODY_KB ?? 0);
+
+/** About `kb` KB of newsletter HTML, each article with its own tracked link (as a recipient's copy has). */
+function newsletterArticles(kb: number, token: string): { html: string; text: string } {
+  const html: string[] = [];
+  const text: string[] = [];
+  for (let i = 0, size = 0; size < kb * 1024; i++) {
+    const article =
+      `<tr><td style="padding:16px 24px;font-family:Helvetica,Arial,sans-serif;font-size:15px;line-height:22px;color:#333333">` +
+      `<h2 style="margin:0 0 8px;font-size:18px">Story ${i}: what changed this week</h2><p style="margin:0">Article ${i} tells what the team shipped, ` +
+      `why it matters to readers on plan ${i % 3 ? 'pro' : 'free'}, and what comes next. ` +
+      `<a href="https://mr.example.com/c/${token}${i.toString(36)}" style="color:#2563eb">Read story ${i}</a></p></td></tr>`;
+    html.push(article);
+    text.push(
+      `STORY ${i}: WHAT CHANGED THIS WEEK\n\nArticle ${i} tells what the team shipped. Read story ${i} [https://mr.example.com/c/${token}${i.toString(36)}]\n`,
+    );
+    size += article.length;
+  }
+  return { html: `<table role="presentation" width="100%">${html.join('')}</table>`, text: text.join('\n') };
+}
+
+/** A campaign email as a batch composes it: the bench campaign's size (subject, HTML with footer and tracked links, text), or BODY_KB of newsletter. */
 function campaignEmail(projectId: string, campaignId: string, contact: { id: string; email: string }): NewEmail {
   const token = crypto.randomBytes(32).toString('base64url');
+  const articles = BODY_KB > 0 ? newsletterArticles(BODY_KB, token) : { html: '', text: '' };
   const html =
-    `<html><body><h1>Hello Reader</h1><p>Your plan: free. <a href="https://mr.example.com/c/${token}">Read the news</a> or ` +
+    `<html><body><h1>Hello Reader</h1>${articles.html}<p>Your plan: free. <a href="https://mr.example.com/c/${token}">Read the news</a> or ` +
     `<a href="https://mr.example.com/c/${token}x">see offers</a>.</p>` +
     `<p style="font-size:12px;color:#888">You receive this email because you subscribed. <a href="https://mr.example.com/u/${token}">Unsubscribe</a></p>` +
     `<img src="https://mr.example.com/o/${token}" width="1" height="1" alt=""></body></html>`;
@@ -61,7 +89,7 @@ function campaignEmail(projectId: string, campaignId: string, contact: { id: str
     toAddress: contact.email,
     toName: null,
     html,
-    text: `HELLO READER\n\nYour plan: free. Read the news [https://mr.example.com/c/${token}] or see offers [https://mr.example.com/c/${token}x].\n\nUnsubscribe [https://mr.example.com/u/${token}]`,
+    text: `HELLO READER\n\n${articles.text}Your plan: free. Read the news [https://mr.example.com/c/${token}] or see offers [https://mr.example.com/c/${token}x].\n\nUnsubscribe [https://mr.example.com/u/${token}]`,
     headers: { 'List-Unsubscribe': `<https://mr.example.com/u/${token}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
     attachmentSetId: null,
     status: 'QUEUED',
@@ -89,7 +117,9 @@ async function main() {
        select ?, 'reader' || g || '@bench.example', true, jsonb_build_object('firstName', 'Reader ' || g) from generate_series(1, ?) g`,
       [project.id, contacts],
     );
-    await compareForeignKeys(orm, pid, project.id, contacts);
+    const mode = process.env.RECORDING_COMPARE ?? 'foreign-keys';
+    if (mode !== 'foreign-keys' && mode !== 'compression') throw new Error(`RECORDING_COMPARE: foreign-keys or compression, not ${mode}`);
+    await compare(orm, pid, project.id, contacts, mode === 'compression' ? compressionComparison() : await foreignKeysComparison(orm));
   } finally {
     await orm.close();
     await dropDatabase(server, dbName);
@@ -152,30 +182,64 @@ async function recordCampaign(orm: Orm, pid: number, projectId: string, contacts
   });
 }
 
-/** The recording statement with and without the foreign keys of emails and events, alternately, on the same database. */
-async function compareForeignKeys(orm: Orm, pid: number, projectId: string, contacts: number): Promise<void> {
+/** Two states of the bench's database the recording statement is compared in: `apply` enters the second, `undo` leaves it. */
+interface Comparison {
+  what: string;
+  variants: [string, string];
+  apply: (orm: Orm) => Promise<void>;
+  undo: (orm: Orm) => Promise<void>;
+  /** Enters the first state, where the migrations leave the database in the second. */
+  prepare?: (orm: Orm) => Promise<void>;
+}
+
+async function foreignKeysComparison(orm: Orm): Promise<Comparison> {
   const keys = await foreignKeysOfEmailsAndEvents(orm);
   console.log(`Foreign keys of emails and events dropped for "without" and put back for "with":`);
   for (const key of keys) console.log(`- ${key.table}.${key.name}: ${key.definition}`);
+  return {
+    what: 'foreign keys',
+    variants: ['with', 'without'],
+    apply: async (o) => {
+      for (const key of keys) await o.em.fork().execute(`alter table ${key.table} drop constraint "${key.name}"`);
+    },
+    undo: async (o) => {
+      for (const key of keys) await o.em.fork().execute(`alter table ${key.table} add constraint "${key.name}" ${key.definition}`);
+    },
+  };
+}
+
+function compressionComparison(): Comparison {
+  const compress = (method: string) => async (o: Orm) => {
+    await o.em.fork().execute(`alter table emails alter column html set compression ${method}, alter column text set compression ${method}`);
+  };
+  console.log(`The bodies' columns (emails.html, emails.text) compressed with pglz, then with lz4.`);
+  return { what: 'compression', variants: ['pglz', 'lz4'], apply: compress('lz4'), undo: compress('pglz'), prepare: compress('pglz') };
+}
+
+/** The recording statement in the comparison's two states, alternately, on the same database. */
+async function compare(orm: Orm, pid: number, projectId: string, contacts: number, comparison: Comparison): Promise<void> {
+  await comparison.prepare?.(orm);
+  const [first, second] = comparison.variants;
+  const sample = campaignEmail(projectId, crypto.randomUUID(), { id: crypto.randomUUID(), email: 'reader@bench.example' });
   console.log(
-    `\nRecording a ${contacts.toLocaleString('en')}-contact campaign with campaignWaveRepository.recordRound, waves of ${CAMPAIGN_WAVE}, batches of ${BATCH}; ` +
+    `\nRecording a ${contacts.toLocaleString('en')}-contact campaign with campaignWaveRepository.recordRound, waves of ${CAMPAIGN_WAVE}, batches of ${BATCH}, ` +
+      `bodies of ${((sample.html ?? '').length / 1024).toFixed(1)} KB HTML and ${((sample.text ?? '').length / 1024).toFixed(1)} KB text; ` +
       `CPU per email (PostgreSQL backend / this process), a fresh campaign each run\n`,
   );
-  console.log(`| run | foreign keys | PostgreSQL µs / email | client µs / email |`);
+  console.log(`| run | ${comparison.what} | PostgreSQL µs / email | client µs / email |`);
   console.log(`|---:|---|---:|---:|`);
-  const runs: Record<'with' | 'without', Array<{ pg: number; client: number }>> = { with: [], without: [] };
+  const runs = new Map<string, Array<{ pg: number; client: number }>>(comparison.variants.map((v) => [v, []]));
   const pairs = 3;
   let run = 0;
   for (let pair = 0; pair < pairs; pair++) {
-    for (const variant of ['with', 'without'] as const) {
-      const em = orm.em.fork();
-      if (variant === 'without') for (const key of keys) await em.execute(`alter table ${key.table} drop constraint "${key.name}"`);
+    for (const variant of comparison.variants) {
+      if (variant === second) await comparison.apply(orm);
       try {
         const cost = await recordCampaign(orm, pid, projectId, contacts);
-        runs[variant].push(cost);
+        runs.get(variant)!.push(cost);
         console.log(`| ${++run} | ${variant} | ${cost.pg.toFixed(1)} | ${cost.client.toFixed(1)} |`);
       } finally {
-        if (variant === 'without') for (const key of keys) await em.execute(`alter table ${key.table} add constraint "${key.name}" ${key.definition}`);
+        if (variant === second) await comparison.undo(orm);
       }
     }
   }
@@ -183,16 +247,14 @@ async function compareForeignKeys(orm: Orm, pid: number, projectId: string, cont
     pg: list.reduce((sum, c) => sum + c.pg, 0) / list.length,
     client: list.reduce((sum, c) => sum + c.client, 0) / list.length,
   });
-  const withKeys = mean(runs.with);
-  const withoutKeys = mean(runs.without);
-  const share = (a: number, b: number) => `${(((a - b) / a) * 100).toFixed(1)} %`;
+  const a = mean(runs.get(first)!);
+  const b = mean(runs.get(second)!);
+  const share = (x: number, y: number) => `${(((x - y) / x) * 100).toFixed(1)} %`;
   console.log(`\n| mean of ${pairs} | PostgreSQL µs / email | client µs / email | both µs / email |`);
   console.log(`|---|---:|---:|---:|`);
-  console.log(`| with foreign keys | ${withKeys.pg.toFixed(1)} | ${withKeys.client.toFixed(1)} | ${(withKeys.pg + withKeys.client).toFixed(1)} |`);
-  console.log(`| without | ${withoutKeys.pg.toFixed(1)} | ${withoutKeys.client.toFixed(1)} | ${(withoutKeys.pg + withoutKeys.client).toFixed(1)} |`);
-  console.log(
-    `| the foreign keys' share | ${share(withKeys.pg, withoutKeys.pg)} | ${share(withKeys.client, withoutKeys.client)} | ${share(withKeys.pg + withKeys.client, withoutKeys.pg + withoutKeys.client)} |`,
-  );
+  console.log(`| ${first} | ${a.pg.toFixed(1)} | ${a.client.toFixed(1)} | ${(a.pg + a.client).toFixed(1)} |`);
+  console.log(`| ${second} | ${b.pg.toFixed(1)} | ${b.client.toFixed(1)} | ${(b.pg + b.client).toFixed(1)} |`);
+  console.log(`| ${first} − ${second}, share of ${first} | ${share(a.pg, b.pg)} | ${share(a.client, b.client)} | ${share(a.pg + a.client, b.pg + b.client)} |`);
 }
 
 main().catch((err) => {

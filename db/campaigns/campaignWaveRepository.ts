@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../contacts/contactRepository';
 import { emailRecord, toEmail, type EmailRow, type EmailStatus, type EmailTableRow, type NewEmail, type StoredMessageStamp } from '../emails/emailRepository';
 import { billingUsageRepository } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
+import { boundTextArray } from '../sql/boundTextArray';
 import { queryRows } from '../sql/rows';
 
 /** The month a cap counts in, as billing_usage names it (billingUsageRepository's CURRENT_MONTH). */
@@ -169,6 +170,8 @@ export const campaignWaveRepository = {
     const claimParams = round.release
       ? [round.campaignId, round.batchStart, round.attempt]
       : [uuidArray(sendable), uuidArray(sendable), round.campaignId, round.batchStart, round.attempt];
+    const htmls = boundTextArray(round.wave.map(({ email }) => email.html));
+    const texts = boundTextArray(round.wave.map(({ email }) => email.text));
     const [row] = await executeBound<RoundRow>(
       em,
       `with state as (
@@ -201,10 +204,12 @@ export const campaignWaveRepository = {
        ),
        -- A failed email no longer counts against the monthly cap.
        released as (${billingUsageRepository.releaseSql(`(select project_id, source, created_at from corrected where outcome = 'FAILED') ended`)}),
+       -- The bodies travel as bound parameters of their own, not inside the JSON (boundTextArray).
        wave as (
-         select w.* from jsonb_to_recordset(?::jsonb) as w(position int, id uuid, project_id uuid, contact_id uuid, template_id uuid,
+         select w.*, b.html, b.text from jsonb_to_recordset(?::jsonb) as w(position int, id uuid, project_id uuid, contact_id uuid, template_id uuid,
            campaign_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text, to_address text, to_name text,
-           html text, text text, headers jsonb, message_id text, delivery_workflow_id text, message_stamp jsonb, failure text)
+           headers jsonb, message_id text, delivery_workflow_id text, message_stamp jsonb, failure text)
+         join unnest(${htmls.sql}, ${texts.sql}) with ordinality as b(html, text, n) on b.n = w.position + 1
        ),
        judged as (
          select w.*,
@@ -292,8 +297,17 @@ export const campaignWaveRepository = {
         ),
         JSON.stringify(
           // The statement reads the columns it names (the status comes from its own rules).
-          round.wave.map(({ email, stamp, failure }, position) => ({ position, ...emailRecord(email), message_stamp: stamp, failure })),
+          round.wave.map(({ email, stamp, failure }, position) => ({
+            position,
+            ...emailRecord(email),
+            html: undefined,
+            text: undefined,
+            message_stamp: stamp,
+            failure,
+          })),
         ),
+        ...htmls.params,
+        ...texts.params,
         round.refusals.suppressed,
         round.refusals.unsubscribed,
         round.projectId,

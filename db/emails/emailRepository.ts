@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RecordedEvent } from '../contacts/contactRepository';
 import { billingUsageRepository, type UsageCategory } from '../billing/billingUsageRepository';
 import { executeBound } from '../sql/boundStatement';
+import { boundTextArray } from '../sql/boundTextArray';
 import { dateOrNull, queryRows, type TimestampText } from '../sql/rows';
 
 export type { EmailSource, EmailType, EmailStatus } from './emailKinds';
@@ -227,17 +228,33 @@ export function emailRecord(e: NewEmail) {
   };
 }
 
-/** The insert of emails from a jsonb array of `emailRecord`s (its one parameter, bound): insertMany's and insertManyWithinCap's. */
-const INSERT_EMAILS_FROM_JSON = `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
+/**
+ * The insert of `emails` (insertMany's and insertManyWithinCap's): the rows as one jsonb array of
+ * `emailRecord`s, their HTML and text as bound parameters of their own (boundTextArray), in that
+ * order after the statement's earlier parameters.
+ */
+function insertEmailsStatement(emails: NewEmail[]): { sql: string; params: Array<string | null> } {
+  const htmls = boundTextArray(emails.map((e) => e.html));
+  const texts = boundTextArray(emails.map((e) => e.text));
+  return {
+    sql: `insert into emails (id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
          from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
          message_id, delivery_workflow_id)
        select id, project_id, contact_id, template_id, campaign_id, workflow_execution_id, source, type, subject,
-         from_address, from_name, reply_to, to_address, to_name, html, text, headers, attachment_set_id, status, error,
+         from_address, from_name, reply_to, to_address, to_name, b.html, b.text, headers, attachment_set_id, status, error,
          message_id, delivery_workflow_id
-       from jsonb_to_recordset(?::jsonb) as t(id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
+       from jsonb_to_recordset(?::jsonb) as t(position bigint, id uuid, project_id uuid, contact_id uuid, template_id uuid, campaign_id uuid,
          workflow_execution_id uuid, source text, type text, subject text, from_address text, from_name text, reply_to text,
-         to_address text, to_name text, html text, text text, headers jsonb, attachment_set_id uuid, status text, error text,
-         message_id text, delivery_workflow_id text)`;
+         to_address text, to_name text, headers jsonb, attachment_set_id uuid, status text, error text,
+         message_id text, delivery_workflow_id text)
+       join unnest(${htmls.sql}, ${texts.sql}) with ordinality as b(html, text, n) on b.n = t.position`,
+    params: [
+      JSON.stringify(emails.map((e, i) => ({ position: i + 1, ...emailRecord(e), html: undefined, text: undefined }))),
+      ...htmls.params,
+      ...texts.params,
+    ],
+  };
+}
 
 /** What `mailroom_caps_reached()` raises (Migration20261204000000CapsReachedInStatement). */
 const CAPS_REACHED = 'MRCAP';
@@ -252,12 +269,13 @@ export const emailRepository = {
   async insertMany(em: EntityManager, emails: NewEmail[], options: { skipExistingIds?: boolean } = {}): Promise<string[]> {
     if (!emails.length) return [];
     // Bound, not quoted into the SQL: the rows carry every email's HTML and text.
+    const insert = insertEmailsStatement(emails);
     const inserted = await executeBound<{ id: string }>(
       em,
-      `${INSERT_EMAILS_FROM_JSON}
+      `${insert.sql}
        ${options.skipExistingIds ? 'on conflict (id) do nothing' : ''}
        returning id`,
-      [JSON.stringify(emails.map(emailRecord))],
+      insert.params,
     );
     return inserted.map((r) => r.id);
   },
@@ -270,13 +288,14 @@ export const emailRepository = {
    * tells which send to refuse (services/sending/deliveryScheduler.ts).
    */
   async insertManyWithinCap(em: EntityManager, emails: NewEmail[], reserve: { projectId: string; category: UsageCategory; n: number }): Promise<boolean> {
+    const insert = insertEmailsStatement(emails);
     try {
       await executeBound(
         em,
         `with raised as (${billingUsageRepository.raiseWithinCapSql()} returning 1)
-         ${INSERT_EMAILS_FROM_JSON}
+         ${insert.sql}
          where case when (select count(*) from raised) = 1 then true else mailroom_caps_reached() end`,
-        [reserve.n, reserve.projectId, reserve.category, reserve.n, JSON.stringify(emails.map(emailRecord))],
+        [reserve.n, reserve.projectId, reserve.category, reserve.n, ...insert.params],
       );
       return true;
     } catch (err) {

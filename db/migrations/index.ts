@@ -35,6 +35,7 @@ import { Migration20261203000000EventConditionIndexesWithoutSends } from './Migr
 import { Migration20261203010000EmailContactCampaignUnique } from './Migration20261203010000EmailContactCampaignUnique';
 import { Migration20261203020000EventTimeIndexWithoutSends } from './Migration20261203020000EventTimeIndexWithoutSends';
 import { Migration20261204000000CapsReachedInStatement } from './Migration20261204000000CapsReachedInStatement';
+import { Migration20261205000000BodiesCompressedWithLz4 } from './Migration20261205000000BodiesCompressedWithLz4';
 
 /** Every migration, in order. Listed explicitly so they run the same under tsx, jest and Docker. */
 export const migrationsList = [
@@ -75,4 +76,5 @@ export const migrationsList = [
   { name: 'Migration20261203010000EmailContactCampaignUnique', class: Migration20261203010000EmailContactCampaignUnique },
   { name: 'Migration20261203020000EventTimeIndexWithoutSends', class: Migration20261203020000EventTimeIndexWithoutSends },
   { name: 'Migration20261204000000CapsReachedInStatement', class: Migration20261204000000CapsReachedInStatement },
+  { name: 'Migration20261205000000BodiesCompressedWithLz4', class: Migration20261205000000BodiesCompressedWithLz4 },
 ];

@@ -41,6 +41,29 @@ async function eventsOf(emailId: string) {
 const mailTo = (address: string) => smtp.waitFor((m) => m.envelopeTo.includes(address));
 
 describe('POST /v1/send', () => {
+  it('records a 60 KB body exactly as it delivers it, quotes, backslashes and non-ASCII included, compressed with LZ4 where the server has it', async () => {
+    const { project, domain } = await projectWithVerifiedDomain(stack, dns);
+    const paragraph = (i: number) => `<p class="p${i}" data-x='{"k":"v\\${i}"}'>Paragraph ${i}: "quoted", a back\\slash, €, 日本語, 🚀 and {{name}}.</p>\n`;
+    const body = Array.from({ length: 600 }, (_, i) => paragraph(i)).join('');
+    expect(body.length).toBeGreaterThan(60_000);
+    const res = await send(project, { to: 'long@example.org', from: `news@${domain}`, subject: 'A long one', body, data: { name: 'Ada' } });
+    expect(res.status).toBe(200);
+    const emailId = res.body.data.emails[0].email;
+    const mail = await mailTo('long@example.org');
+    const stored = (await stack.http.get(`/emails/${emailId}`, { key: project.secretKey })).body;
+    expect(stored.html).toContain(paragraph(0).replace('{{name}}', 'Ada').trim());
+    expect(stored.html).toContain(paragraph(599).replace('{{name}}', 'Ada').trim());
+    expect((mail.parsed.html as string).replace(/\r\n/g, '\n')).toBe(stored.html.replace(/\r\n/g, '\n'));
+    expect(stored.text).toContain('Paragraph 599: "quoted", a back\\slash, €, 日本語, 🚀 and Ada.');
+    const [column] = await stack.orm.em
+      .fork()
+      .execute(
+        `select pg_column_compression(html) as html, 'lz4' = any(enumvals) as lz4 from emails, pg_settings where id = ? and name = 'default_toast_compression'`,
+        [emailId],
+      );
+    expect(column.html).toBe(column.lz4 ? 'lz4' : 'pglz');
+  });
+
   it('records the email, answers in the specification shape, and delivers it DKIM-signed with the rendered variables', async () => {
     const { project, domain } = await projectWithVerifiedDomain(stack, dns);
     const res = await send(project, {
