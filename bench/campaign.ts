@@ -8,6 +8,8 @@
  *   BENCH_PROFILE=1 …   also profiles the worker and prints where its CPU went per message, by stage
  *   BENCH_SETUP_SQL="…" runs these statements on the bench database before the send (experiments)
  *   BENCH_ALLOC_PROFILE=1 also prints what the worker allocated per message, by stage (its garbage)
+ *   BENCH_BODY_KB=28    a newsletter of about that many KB of HTML (an article with a tracked link
+ *                       per KB) instead of the short body
  *
  * The campaign is MARKETING (so the unsubscribe footer and List-Unsubscribe apply), its subject and
  * body personalised, with two tracked links and the open pixel, from a verified domain, so every
@@ -30,6 +32,27 @@ import { accountWithProject, type TestProject } from '../test/support/accounts';
 import { startTestDnsServer } from '../test/support/dnsServer';
 import { spawnService } from '../test/support/processes';
 import { createOrm, type Orm } from '../db/orm';
+
+/** The campaign's body: the short one, or BENCH_BODY_KB of newsletter articles around it. */
+function campaignBody(): string {
+  const short =
+    '<h1>Hello {{firstName}}</h1><p>Your plan: {{plan}}. <a href="https://example.com/news">Read the news</a> or <a href="https://example.com/offers">see offers</a>.</p>';
+  const kb = Number(process.env.BENCH_BODY_KB ?? 0);
+  const articles: string[] = [];
+  for (let i = 0, size = 0; size < kb * 1024; i++) {
+    const article =
+      `<tr><td style="padding:16px 24px;font-family:Helvetica,Arial,sans-serif;font-size:15px;line-height:22px;color:#333333">` +
+      `<h2 style="margin:0 0 8px;font-size:18px;color:#111111">Story ${i}: what changed this week</h2>` +
+      `<p style="margin:0 0 12px">Article ${i} tells what the team shipped, why it matters to readers like you, and what comes next. ` +
+      `It runs a few sentences, as a newsletter's stories do, with a picture above it and a link below it.</p>` +
+      `<img src="https://cdn.example.com/story-${i}.jpg" width="552" alt="Story ${i}" style="display:block;border:0">` +
+      `<a href="https://example.com/stories/${i}?utm_source=newsletter" style="color:#2563eb">Read story ${i}</a></td></tr>`;
+    articles.push(article);
+    size += article.length;
+  }
+  const table = articles.length ? `<table role="presentation" width="100%" cellpadding="0" cellspacing="0">${articles.join('')}</table>` : '';
+  return `<html><body>${short}${table}</body></html>`;
+}
 
 function rssMb(pid: number): number {
   try {
@@ -111,7 +134,7 @@ export async function runCampaignBench(contacts: number, workers = 1, options: C
         name: 'Bench',
         type: 'MARKETING',
         subject: 'News for {{firstName}}',
-        body: '<html><body><h1>Hello {{firstName}}</h1><p>Your plan: {{plan}}. <a href="https://example.com/news">Read the news</a> or <a href="https://example.com/offers">see offers</a>.</p></body></html>',
+        body: campaignBody(),
         from: `news@${domain}`,
         audienceType: 'ALL',
       },
